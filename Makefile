@@ -1,0 +1,36 @@
+# Two-command quick start: `make demo` and `make test`. Both create .venv when
+# missing and (re)install only when pyproject.toml changed since the last install.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.pswitch-installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+demo: $(STAMP)
+	$(BIN)/pswitch demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+test: lint
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q
+
+# Peers for the side-by-side benchmarks live in the optional `bench` extra.
+$(VENV)/.pswitch-bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	@touch $@
+
+bench: $(VENV)/.pswitch-bench
+	$(BIN)/python benchmarks/bench_feedforward.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis .ruff_cache

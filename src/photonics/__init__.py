@@ -1,0 +1,36 @@
+"""Physics and synthesis of programmable photonic circuits.
+
+Pure numerics: MZI and mesh transfer matrices, unitary decomposition, permutation
+routing, imperfection models. No I/O and no global state; every random draw comes
+from an explicit ``numpy.random.Generator``.
+"""
+
+from photonics.errors import (
+    InvalidInputError,
+    MatchingError,
+    NotUnitaryError,
+    PortError,
+    PswitchError,
+    SettingsError,
+    ShapeError,
+)
+from photonics.feedforward import ClementsMesh, FeedForwardMesh, MeshSettings, ReckMesh
+from photonics.matching import Matching, Permutation
+from photonics.mzi import MZIImperfections
+
+__all__ = [
+    "ClementsMesh",
+    "FeedForwardMesh",
+    "InvalidInputError",
+    "MZIImperfections",
+    "Matching",
+    "MatchingError",
+    "MeshSettings",
+    "NotUnitaryError",
+    "Permutation",
+    "PortError",
+    "PswitchError",
+    "ReckMesh",
+    "SettingsError",
+    "ShapeError",
+]

@@ -1,0 +1,301 @@
+"""Feed-forward MZI meshes: Clements (rectangular) and Reck (triangular).
+
+A mesh of ``n`` modes holds ``n (n - 1) / 2`` MZIs, each on a pair of adjacent modes
+``(mode, mode + 1)`` in a column; light crosses the columns in order and then an output phase
+screen. Its transfer matrix is ``diag(e^{i output_phase}) @ T_{K-1} @ ... @ T_0`` with the MZIs
+in *slot order*: sorted by column, then by mode. The geometry (``columns``, ``modes``) is data,
+so layouts can be checked against it.
+
+Settings are :class:`MeshSettings` (rad), with any leading batch axes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.optimize import least_squares
+
+from photonics import _kernels
+from photonics.errors import NotUnitaryError, SettingsError, ShapeError
+from photonics.matching import Matching, Permutation
+from photonics.mzi import MZIImperfections, imperfect_transfer, transfer
+
+#: Default tolerance of the unitarity check, max |U U^dagger - I|.
+UNITARY_ATOL = 1e-10
+
+
+@dataclass(frozen=True, eq=False)
+class MeshSettings:
+    """Phases of a feed-forward mesh, rad; leading axes (if any) are a batch.
+
+    - ``theta``, ``phi``: shape ``(..., n_mzis)``, per MZI in slot order;
+    - ``output_phase``: shape ``(..., n)``, the phase screen after the last column.
+    """
+
+    theta: np.ndarray
+    phi: np.ndarray
+    output_phase: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("theta", "phi", "output_phase"):
+            arr = np.array(getattr(self, name), dtype=float)
+            if arr.ndim < 1 or not np.all(np.isfinite(arr)):
+                raise SettingsError(f"{name} must be a finite array of phases (rad)")
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        if self.theta.shape != self.phi.shape:
+            raise ShapeError(f"theta {self.theta.shape} and phi {self.phi.shape} differ in shape")
+        if self.theta.shape[:-1] != self.output_phase.shape[:-1]:
+            raise ShapeError(
+                f"batch shapes differ: theta {self.theta.shape}, "
+                f"output_phase {self.output_phase.shape}"
+            )
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self.theta.shape[:-1]
+
+    def to_vector(self) -> np.ndarray:
+        """All phases in one array ``(..., 2 n_mzis + n)``: theta, phi, output_phase."""
+        return np.concatenate([self.theta, self.phi, self.output_phase], axis=-1)
+
+    @classmethod
+    def from_vector(cls, x: np.ndarray, n_mzis: int) -> MeshSettings:
+        x = np.asarray(x, dtype=float)
+        return cls(x[..., :n_mzis], x[..., n_mzis : 2 * n_mzis], x[..., 2 * n_mzis :])
+
+
+def fidelity(target: ArrayLike, actual: ArrayLike) -> np.ndarray:
+    """``|Tr(U^dagger M)|^2 / (n Tr(M^dagger M))`` in [0, 1]: 1 iff ``M`` is ``U`` times a scalar.
+
+    Insensitive to a global phase and to uniform loss; batched over leading axes of ``actual``.
+    """
+    U = np.asarray(target)
+    M = np.asarray(actual)
+    overlap = np.einsum("ij,...ij->...", U.conj(), M)
+    norm = np.einsum("...ij,...ij->...", M.conj(), M).real
+    return np.abs(overlap) ** 2 / (U.shape[-1] * norm)
+
+
+@dataclass(frozen=True)
+class ProgramResult:
+    """Outcome of imperfection-aware programming (fidelities as defined by :func:`fidelity`)."""
+
+    settings: MeshSettings
+    fidelity: float
+    naive_settings: MeshSettings
+    naive_fidelity: float
+
+
+@dataclass(frozen=True)
+class FeedForwardMesh:
+    """Common behaviour of the feed-forward meshes; use :class:`ClementsMesh` or :class:`ReckMesh`."""
+
+    n: int
+    kind: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, int | np.integer) or self.n < 2:
+            raise ShapeError(f"a mesh needs n >= 2 modes, got n={self.n!r}")
+
+    # ---- geometry -------------------------------------------------------------------------
+    @staticmethod
+    def _sites(n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(column, top mode) of every MZI, in slot order."""
+        raise NotImplementedError
+
+    @cached_property
+    def _geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _geometry(type(self), int(self.n))
+
+    @property
+    def n_mzis(self) -> int:
+        return self.n * (self.n - 1) // 2
+
+    @property
+    def columns(self) -> np.ndarray:
+        """Column of each MZI, shape (n_mzis,), in slot order."""
+        return self._geometry[0]
+
+    @property
+    def modes(self) -> np.ndarray:
+        """Top mode of each MZI (it acts on ``mode`` and ``mode + 1``), shape (n_mzis,)."""
+        return self._geometry[1]
+
+    @property
+    def n_columns(self) -> int:
+        return int(self.columns[-1]) + 1
+
+    # ---- forward --------------------------------------------------------------------------
+    def _check_settings(self, settings: MeshSettings) -> None:
+        if not isinstance(settings, MeshSettings):
+            raise SettingsError(f"expected MeshSettings, got {type(settings).__name__}")
+        if settings.theta.shape[-1] != self.n_mzis or settings.output_phase.shape[-1] != self.n:
+            raise ShapeError(
+                f"{self.kind} mesh of n={self.n} needs {self.n_mzis} MZI phases and {self.n} "
+                f"output phases, got {settings.theta.shape[-1]} and "
+                f"{settings.output_phase.shape[-1]}"
+            )
+
+    def transfer(
+        self, settings: MeshSettings, imperfections: MZIImperfections | None = None
+    ) -> np.ndarray:
+        """Transfer matrix, shape ``batch_shape + (n, n)``; ideal when ``imperfections`` is None.
+
+        Row = output mode, column = input mode (``out = M @ in``, field amplitudes).
+        """
+        self._check_settings(settings)
+        if imperfections is None:
+            mats = transfer(settings.theta, settings.phi)
+        else:
+            imperfections.check_count(self.n_mzis)
+            mats = imperfect_transfer(settings.theta, settings.phi, imperfections)
+        batch = settings.batch_shape
+        flat = np.ascontiguousarray(mats.reshape((-1, self.n_mzis, 2, 2)))
+        M = _kernels.apply_mzis(flat, self.modes, self.n).reshape(batch + (self.n, self.n))
+        return M * np.exp(1j * settings.output_phase)[..., :, None]
+
+    def random_settings(
+        self, rng: np.random.Generator, batch_shape: tuple[int, ...] = ()
+    ) -> MeshSettings:
+        """Uniformly random phases: theta in [0, pi/2], phi and output phases in [0, 2 pi)."""
+        return MeshSettings(
+            rng.uniform(0, np.pi / 2, batch_shape + (self.n_mzis,)),
+            rng.uniform(0, 2 * np.pi, batch_shape + (self.n_mzis,)),
+            rng.uniform(0, 2 * np.pi, batch_shape + (self.n,)),
+        )
+
+    # ---- synthesis ------------------------------------------------------------------------
+    def _decompose_kernel(self, U: np.ndarray, slot: np.ndarray):
+        raise NotImplementedError
+
+    def decompose(self, unitary: ArrayLike, atol: float = UNITARY_ATOL) -> MeshSettings:
+        """Settings whose ideal transfer matrix is ``unitary`` (to rounding error).
+
+        Refuses, with :class:`NotUnitaryError`, a matrix with ``max |U U^dagger - I| > atol``.
+        Returned theta is in [0, pi/2], phi and output phases in [-pi, 2 pi) (rad).
+        """
+        U = np.array(unitary, dtype=np.complex128, order="C")
+        if U.shape != (self.n, self.n):
+            raise ShapeError(f"expected a {self.n}x{self.n} matrix, got shape {U.shape}")
+        if not np.all(np.isfinite(U)):
+            raise NotUnitaryError("the matrix has non-finite entries")
+        err = float(np.abs(U @ U.conj().T - np.eye(self.n)).max())
+        if err > atol:
+            raise NotUnitaryError(
+                f"matrix is not unitary: max |U U^dagger - I| = {err:.3g} exceeds the "
+                f"tolerance atol={atol:g}"
+            )
+        theta, phi, out = self._decompose_kernel(U, self._geometry[2])
+        return MeshSettings(theta, np.mod(phi, 2 * np.pi), np.mod(out, 2 * np.pi))
+
+    def route(self, request: Permutation | Matching) -> MeshSettings:
+        """Bar/cross settings realising a (partial) permutation exactly, with no decomposition.
+
+        The mesh is used as a sorting network (odd-even transposition for Clements, bubble sort
+        for Reck) on the inputs' destinations; O(n^2). A Matching is routed as its involution.
+        Unused inputs are sent to unused outputs. The transfer matrix is exactly the
+        permutation matrix of the completed permutation (``M[out, in] = 1``).
+        """
+        if isinstance(request, Matching):
+            request = request.to_permutation()
+        if not isinstance(request, Permutation):
+            raise SettingsError(f"expected a Permutation or Matching, got {request!r}")
+        if request.n_ports != self.n:
+            raise ShapeError(f"request has {request.n_ports} ports, the mesh has {self.n} modes")
+        labels = np.array(request.completed().targets, dtype=np.int64)
+        cross, sign = _kernels.route_labels(labels, self.modes)
+        return MeshSettings(
+            np.where(cross, np.pi / 2, 0.0),
+            np.zeros(self.n_mzis),
+            np.where(sign < 0, np.pi, 0.0),
+        )
+
+    def program(
+        self,
+        unitary: ArrayLike,
+        imperfections: MZIImperfections,
+        max_iterations: int = 50,
+    ) -> ProgramResult:
+        """Imperfection-aware programming: settings maximising fidelity on the imperfect mesh.
+
+        Starts from the ideal decomposition (the naive settings) and refines all phases by
+        Levenberg-Marquardt least squares on ``M / |M| - (overlap) U``, whose squared norm is
+        ``n (1 - fidelity)``. The Jacobian comes from one batched transfer call.
+        """
+        U = np.asarray(unitary, dtype=complex)
+        naive = self.decompose(U)
+        imperfections.check_count(self.n_mzis)
+        n_mzis = self.n_mzis
+
+        def residual_batch(X: np.ndarray) -> np.ndarray:
+            M = self.transfer(MeshSettings.from_vector(X, n_mzis), imperfections)
+            M = M * np.sqrt(self.n / np.einsum("...ij,...ij->...", M.conj(), M).real)[..., None, None]
+            g = np.einsum("ij,...ij->...", U.conj(), M) / self.n
+            r = M - g[..., None, None] * U
+            return np.concatenate([r.real, r.imag], axis=-1).reshape(X.shape[:-1] + (-1,))
+
+        step = 1e-7
+
+        def jacobian(x: np.ndarray) -> np.ndarray:
+            X = x + step * np.eye(x.size)
+            return (residual_batch(X) - residual_batch(x)[None, :]).T / step
+
+        x0 = naive.to_vector()
+        fit = least_squares(
+            residual_batch, x0, jac=jacobian, method="lm", max_nfev=max_iterations * x0.size
+        )
+        best = MeshSettings.from_vector(fit.x, n_mzis)
+        fids = fidelity(U, self.transfer(MeshSettings.from_vector(np.stack([x0, fit.x]), n_mzis), imperfections))
+        return ProgramResult(best, float(fids[1]), naive, float(fids[0]))
+
+
+@lru_cache(maxsize=32)
+def _geometry(cls: type[FeedForwardMesh], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    cols, modes = cls._sites(n)
+    order = np.lexsort((modes, cols))
+    cols, modes = cols[order].astype(np.int64), modes[order].astype(np.int64)
+    slot = np.full((int(cols.max()) + 1, n), -1, dtype=np.int64)
+    slot[cols, modes] = np.arange(cols.size)
+    for arr in (cols, modes, slot):
+        arr.setflags(write=False)
+    return cols, modes, slot
+
+
+@dataclass(frozen=True)
+class ClementsMesh(FeedForwardMesh):
+    """Rectangular mesh (Clements et al., Optica 3, 1460 (2016)): ``n`` columns, column ``c``
+    holding the MZIs on pairs ``(m, m+1)`` with ``m = c mod 2, c mod 2 + 2, ...``.
+    Every path crosses at most ``n`` MZIs, so losses are balanced."""
+
+    kind: ClassVar[str] = "clements"
+
+    @staticmethod
+    def _sites(n: int) -> tuple[np.ndarray, np.ndarray]:
+        c, m = np.meshgrid(np.arange(n), np.arange(n - 1), indexing="ij")
+        keep = (m % 2) == (c % 2)
+        return c[keep], m[keep]
+
+    def _decompose_kernel(self, U: np.ndarray, slot: np.ndarray):
+        return _kernels.clements_decompose(U, slot)
+
+
+@dataclass(frozen=True)
+class ReckMesh(FeedForwardMesh):
+    """Triangular mesh (Reck et al., PRL 73, 58 (1994)): ``2n - 3`` columns; MZI ``j`` of
+    diagonal ``p`` (``j = 0 .. n-2-p``) acts on modes ``(j, j+1)`` at column ``j + 2p``."""
+
+    kind: ClassVar[str] = "reck"
+
+    @staticmethod
+    def _sites(n: int) -> tuple[np.ndarray, np.ndarray]:
+        p, j = np.meshgrid(np.arange(n - 1), np.arange(n - 1), indexing="ij")
+        keep = j <= n - 2 - p
+        return (j + 2 * p)[keep], j[keep]
+
+    def _decompose_kernel(self, U: np.ndarray, slot: np.ndarray):
+        return _kernels.reck_decompose(U, slot)

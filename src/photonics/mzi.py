@@ -1,0 +1,192 @@
+"""The 2x2 Mach-Zehnder element: the one MZI convention of the project.
+
+Convention (Clements et al., Optica 3, 1460 (2016), Eq. 1)::
+
+    T(theta, phi) = [[e^{i phi} cos(theta), -sin(theta)],
+                     [e^{i phi} sin(theta),  cos(theta)]]
+
+acting on the column vector (top mode, bottom mode). Bar is ``theta = 0``, cross is
+``theta = pi/2``; the coupling ``k = sin^2(theta)`` is the cross-port *power* fraction;
+``phi`` (rad) is the external phase shifter on the top input.
+
+Physically the element is an input phase shifter, a directional coupler, two arms and a
+second coupler::
+
+    T = a(theta) * P_out @ C(k2) @ diag(e^{i a_top}, -e^{i a_bot}) @ C(k1) @ diag(e^{i phi}, 1)
+
+with ``C(k) = [[sqrt(1-k), i sqrt(k)], [i sqrt(k), sqrt(1-k)]]``, ``P_out = diag(1, -1)`` and
+arm phases ``a_top = sigma + theta``, ``a_bot = sigma - theta``: the internal phase difference
+between the arms is ``2 theta`` and their common phase ``sigma`` is a global phase, dropped
+here. The fixed ``pi`` that a balanced MZI of symmetric couplers needs for bar, and the
+fixed output phase ``P_out``, are part of the element's waveguides (as a fabrication bias
+would be). With ideal 50:50 couplers (``k1 = k2 = 1/2``) and no loss this is exactly ``T``.
+
+Conversions between (theta, phi), the arm phases and the coupling live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from photonics.errors import SettingsError, ShapeError
+
+#: Typical unit-cell insertion loss, dB (0.46-0.55 dB, Perez-Lopez et al., Nat. Commun. 15, 1563).
+DEFAULT_LOSS_DB = 0.5
+#: Standard deviation of each coupler's power splitting error. Two couplers off by this much
+#: give a bar-port extinction of about 35 dB, the typical unit-cell figure of the same source.
+DEFAULT_SPLITTER_SIGMA = 0.009
+
+
+def _finite(name: str, value: ArrayLike) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise SettingsError(f"{name} must be finite, got {value!r}")
+    return arr
+
+
+def transfer(theta: ArrayLike, phi: ArrayLike) -> np.ndarray:
+    """Ideal transfer matrices ``T(theta, phi)``, shape ``broadcast(theta, phi).shape + (2, 2)``.
+
+    ``theta`` and ``phi`` in rad.
+    """
+    th = _finite("theta", theta)
+    ph = _finite("phi", phi)
+    th, ph = np.broadcast_arrays(th, ph)
+    e = np.exp(1j * ph)
+    c, s = np.cos(th), np.sin(th)
+    return np.stack([np.stack([e * c, -s + 0j], -1), np.stack([e * s, c + 0j], -1)], -2)
+
+
+def coupling(theta: ArrayLike) -> np.ndarray:
+    """Cross-port power fraction ``k = sin^2(theta)`` (dimensionless, 0 = bar, 1 = cross)."""
+    return np.sin(_finite("theta", theta)) ** 2
+
+
+def theta_from_coupling(k: ArrayLike) -> np.ndarray:
+    """The ``theta`` in [0, pi/2] rad whose cross-port power fraction is ``k`` in [0, 1]."""
+    k_arr = _finite("k", k)
+    if np.any((k_arr < 0) | (k_arr > 1)):
+        raise SettingsError(f"coupling k must be in [0, 1], got {k!r}")
+    return np.arcsin(np.sqrt(k_arr))
+
+
+def arm_phases(theta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Heater-friendly arm phases (top, bottom), rad, both >= 0, realising ``theta``.
+
+    The whole difference ``2 theta`` (wrapped to [0, 2 pi)) goes on the top arm and the bottom
+    arm is left at 0, since a thermo-optic heater can only add phase.
+    """
+    diff = np.mod(2 * _finite("theta", theta), 2 * np.pi)
+    return diff, np.zeros_like(diff)
+
+
+def theta_from_arm_phases(top: ArrayLike, bottom: ArrayLike) -> np.ndarray:
+    """``theta = (top - bottom) / 2`` wrapped to [0, pi) rad.
+
+    ``theta`` and ``theta + pi`` differ only by a global sign of ``T``, so the wrap loses nothing.
+    """
+    return np.mod((_finite("top", top) - _finite("bottom", bottom)) / 2, np.pi)
+
+
+@dataclass(frozen=True, eq=False)
+class MZIImperfections:
+    """Fabrication imperfections of a set of MZIs, each field a scalar or one value per MZI.
+
+    - ``splitter_error_in`` / ``splitter_error_out``: deviation of the input / output coupler's
+      cross power fraction from 1/2 (so ``k = 0.5 + error``), in [-0.5, 0.5].
+    - ``loss_bar_db`` / ``loss_cross_db``: insertion loss, dB (>= 0), in the bar and cross
+      states; partial states interpolate linearly in the coupling ``k``.
+
+    Unequal couplers leave light in the unwanted port: finite extinction follows from the
+    splitter errors (see :func:`extinction_ratio_db`).
+    """
+
+    splitter_error_in: ArrayLike = 0.0
+    splitter_error_out: ArrayLike = 0.0
+    loss_bar_db: ArrayLike = 0.0
+    loss_cross_db: ArrayLike = 0.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            arr = _finite(f.name, getattr(self, f.name))
+            if f.name.startswith("splitter") and np.any(np.abs(arr) > 0.5):
+                raise SettingsError(f"{f.name} must be in [-0.5, 0.5], got {arr.max()!r}")
+            if f.name.startswith("loss") and np.any(arr < 0):
+                raise SettingsError(f"{f.name} must be >= 0 dB, got {arr.min()!r}")
+            arr.setflags(write=False)
+            object.__setattr__(self, f.name, arr)
+
+    @classmethod
+    def sample(
+        cls,
+        n_mzi: int,
+        rng: np.random.Generator,
+        splitter_sigma: float = DEFAULT_SPLITTER_SIGMA,
+        loss_db: float = DEFAULT_LOSS_DB,
+        loss_cross_db: float | None = None,
+    ) -> MZIImperfections:
+        """Imperfections of ``n_mzi`` elements with Gaussian splitter errors of std ``splitter_sigma``.
+
+        Errors are clipped to the physical range [-0.5, 0.5].
+        """
+        if splitter_sigma < 0:
+            raise SettingsError(f"splitter_sigma must be >= 0, got {splitter_sigma}")
+        draw = rng.normal(0.0, splitter_sigma, size=(2, n_mzi)).clip(-0.5, 0.5)
+        return cls(
+            draw[0], draw[1], loss_db, loss_db if loss_cross_db is None else loss_cross_db
+        )
+
+    def check_count(self, n_mzi: int) -> None:
+        """Raise :class:`ShapeError` unless every field broadcasts to ``n_mzi`` elements."""
+        for f in fields(self):
+            shape = np.shape(getattr(self, f.name))
+            if shape not in ((), (n_mzi,)):
+                raise ShapeError(f"{f.name} has shape {shape}; expected a scalar or ({n_mzi},)")
+
+
+def _coupler(k: np.ndarray) -> np.ndarray:
+    t, s = np.sqrt(1 - k), 1j * np.sqrt(k)
+    return np.stack([np.stack([t + 0j, s], -1), np.stack([s, t + 0j], -1)], -2)
+
+
+def imperfect_transfer(
+    theta: ArrayLike, phi: ArrayLike, imperfections: MZIImperfections
+) -> np.ndarray:
+    """Transfer matrices of real MZIs (see the module docstring), shape ``(..., 2, 2)``.
+
+    Imperfection fields broadcast against the last axis of ``theta`` and ``phi``.
+    """
+    th = _finite("theta", theta)
+    ph = _finite("phi", phi)
+    imp = imperfections
+    k1 = 0.5 + np.asarray(imp.splitter_error_in)
+    k2 = 0.5 + np.asarray(imp.splitter_error_out)
+    k = np.sin(th) ** 2
+    loss_db = imp.loss_bar_db * (1 - k) + imp.loss_cross_db * k
+    amp = 10.0 ** (-loss_db / 20)
+    arms = np.zeros(np.broadcast_shapes(th.shape, ph.shape, np.shape(k1)) + (2, 2), complex)
+    arms[..., 0, 0] = np.exp(1j * th)
+    arms[..., 1, 1] = -np.exp(-1j * th)
+    M = _coupler(np.broadcast_to(k2, arms.shape[:-2])) @ arms @ _coupler(k1)
+    M[..., 1, :] *= -1  # P_out
+    M[..., :, 0] *= np.exp(1j * ph)[..., None]
+    return M * np.asarray(amp)[..., None, None]
+
+
+def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:
+    """Worst-port extinction ratio, dB: max over theta / min over theta of one output's power.
+
+    With coupler amplitudes ``t_i = sqrt(1 - k_i)``, ``s_i = sqrt(k_i)``, the cross power swings
+    between ``(t1 s2 -+ s1 t2)^2`` and the bar power between ``(t1 t2 -+ s1 s2)^2``. Ideal
+    couplers give ``inf``.
+    """
+    k1 = 0.5 + _finite("splitter_error_in", splitter_error_in)
+    k2 = 0.5 + _finite("splitter_error_out", splitter_error_out)
+    t1, s1, t2, s2 = np.sqrt(1 - k1), np.sqrt(k1), np.sqrt(1 - k2), np.sqrt(k2)
+    with np.errstate(divide="ignore"):
+        cross = 20 * np.log10((t1 * s2 + s1 * t2) / np.abs(t1 * s2 - s1 * t2))
+        bar = 20 * np.log10((t1 * t2 + s1 * s2) / np.abs(t1 * t2 - s1 * s2))
+    return np.minimum(cross, bar)
