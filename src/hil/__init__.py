@@ -1,1 +1,1 @@
-"""Hardware in the loop: instruments and transports, the emulator servers, bench routines, the CLI."""
+"""Hardware in the loop: instruments, transports, emulator servers, bench routines, the CLI."""

@@ -1,1 +1,1 @@
-"""gdsfactory cells of the emulated chips, and layout-versus-model checks. Builds on :mod:`photonics`."""
+"""gdsfactory cells of the emulated chips and layout-versus-model checks, on :mod:`photonics`."""

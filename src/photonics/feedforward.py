@@ -11,6 +11,7 @@ Settings are :class:`MeshSettings` (rad), with any leading batch axes.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import ClassVar
@@ -22,7 +23,7 @@ from scipy.optimize import least_squares
 from photonics import _kernels
 from photonics.errors import NotUnitaryError, SettingsError, ShapeError
 from photonics.matching import Matching, Permutation
-from photonics.mzi import MZIImperfections, imperfect_transfer, transfer
+from photonics.mzi import MZIImperfections, imperfect_transfer, theta_for_coupling, transfer
 
 #: Default tolerance of the unitarity check, max |U U^dagger - I|.
 UNITARY_ATOL = 1e-10
@@ -93,7 +94,7 @@ class ProgramResult:
 
 @dataclass(frozen=True)
 class FeedForwardMesh:
-    """Common behaviour of the feed-forward meshes; use :class:`ClementsMesh` or :class:`ReckMesh`."""
+    """What the feed-forward meshes share; use :class:`ClementsMesh` or :class:`ReckMesh`."""
 
     n: int
     kind: ClassVar[str] = ""
@@ -156,7 +157,7 @@ class FeedForwardMesh:
             mats = imperfect_transfer(settings.theta, settings.phi, imperfections)
         batch = settings.batch_shape
         flat = np.ascontiguousarray(mats.reshape((-1, self.n_mzis, 2, 2)))
-        M = _kernels.apply_mzis(flat, self.modes, self.n).reshape(batch + (self.n, self.n))
+        M = _kernels.apply_mzis(flat, self.modes, self.n).reshape((*batch, self.n, self.n))
         return M * np.exp(1j * settings.output_phase)[..., :, None]
 
     def random_settings(
@@ -164,9 +165,9 @@ class FeedForwardMesh:
     ) -> MeshSettings:
         """Uniformly random phases: theta in [0, pi/2], phi and output phases in [0, 2 pi)."""
         return MeshSettings(
-            rng.uniform(0, np.pi / 2, batch_shape + (self.n_mzis,)),
-            rng.uniform(0, 2 * np.pi, batch_shape + (self.n_mzis,)),
-            rng.uniform(0, 2 * np.pi, batch_shape + (self.n,)),
+            rng.uniform(0, np.pi / 2, (*batch_shape, self.n_mzis)),
+            rng.uniform(0, 2 * np.pi, (*batch_shape, self.n_mzis)),
+            rng.uniform(0, 2 * np.pi, (*batch_shape, self.n)),
         )
 
     # ---- synthesis ------------------------------------------------------------------------
@@ -215,42 +216,80 @@ class FeedForwardMesh:
             np.where(sign < 0, np.pi, 0.0),
         )
 
+    def correct_locally(
+        self, settings: MeshSettings, imperfections: MZIImperfections
+    ) -> MeshSettings:
+        """Settings for the imperfect mesh that reproduce ``settings``' ideal mesh MZI by MZI.
+
+        Each real MZI is set to the ideal one's cross power (:func:`theta_for_coupling`) and its
+        input phase ``phi`` is chosen so that it equals the ideal 2x2 up to phases on its two
+        outputs; those phase errors travel with the light into the next MZIs' ``phi`` and finally
+        into the output phase screen (the local correction of Bandyopadhyay et al., Optica 8,
+        1247 (2021)). Exact unless an MZI needs a state its extinction cannot reach. O(n^2).
+        """
+        self._check_settings(settings)
+        if settings.batch_shape:
+            raise ShapeError("correct_locally takes one setting, not a batch")
+        imperfections.check_count(self.n_mzis)
+        lossless = MZIImperfections(
+            imperfections.splitter_error_in, imperfections.splitter_error_out
+        )
+        new_theta = theta_for_coupling(np.sin(settings.theta) ** 2, lossless)
+        V = imperfect_transfer(new_theta, 0.0, lossless)
+        T = transfer(settings.theta, settings.phi)
+        new_phi = np.empty(self.n_mzis)
+        err = np.zeros(self.n)  # phase each mode carries relative to the ideal mesh, rad
+        bounds = np.searchsorted(self.columns, np.arange(self.n_columns + 1))
+        for lo, hi in itertools.pairwise(bounds):
+            top = self.modes[lo:hi]
+            X = T[lo:hi] * np.exp(-1j * np.stack([err[top], err[top + 1]], -1))[:, None, :]
+            v = V[lo:hi]
+            # V diag(e^{i phi}, 1) = diag(e^{i q}) X in the least-squares sense, row by row
+            loop = np.einsum(
+                "kr,kr->k", X[:, :, 0] * X[:, :, 1].conj(), v[:, :, 0].conj() * v[:, :, 1]
+            )
+            e = np.exp(1j * np.angle(loop))
+            q = np.angle(
+                v[:, :, 0] * e[:, None] * X[:, :, 0].conj() + v[:, :, 1] * X[:, :, 1].conj()
+            )
+            new_phi[lo:hi] = np.angle(e)
+            err[top], err[top + 1] = q[:, 0], q[:, 1]
+        return MeshSettings(
+            new_theta, np.mod(new_phi, 2 * np.pi), np.mod(settings.output_phase - err, 2 * np.pi)
+        )
+
     def program(
         self,
         unitary: ArrayLike,
         imperfections: MZIImperfections,
-        max_iterations: int = 50,
+        max_evaluations: int = 20,
     ) -> ProgramResult:
         """Imperfection-aware programming: settings maximising fidelity on the imperfect mesh.
 
-        Starts from the ideal decomposition (the naive settings) and refines all phases by
-        Levenberg-Marquardt least squares on ``M / |M| - (overlap) U``, whose squared norm is
-        ``n (1 - fidelity)``. The Jacobian comes from one batched transfer call.
+        From the ideal decomposition (the naive settings): :meth:`correct_locally`, then a
+        Levenberg-Marquardt refinement of all phases on the residual ``M / |M| - (overlap) U``,
+        whose squared norm is ``n (1 - fidelity)``, for at most ``max_evaluations`` steps (0 skips
+        it). The Jacobian is one batched transfer call.
         """
         U = np.asarray(unitary, dtype=complex)
         naive = self.decompose(U)
-        imperfections.check_count(self.n_mzis)
+        x0 = self.correct_locally(naive, imperfections).to_vector()
         n_mzis = self.n_mzis
 
-        def residual_batch(X: np.ndarray) -> np.ndarray:
+        def residual(X: np.ndarray) -> np.ndarray:
             M = self.transfer(MeshSettings.from_vector(X, n_mzis), imperfections)
-            M = M * np.sqrt(self.n / np.einsum("...ij,...ij->...", M.conj(), M).real)[..., None, None]
-            g = np.einsum("ij,...ij->...", U.conj(), M) / self.n
-            r = M - g[..., None, None] * U
-            return np.concatenate([r.real, r.imag], axis=-1).reshape(X.shape[:-1] + (-1,))
+            M *= np.sqrt(self.n / np.einsum("...ij,...ij->...", M.conj(), M).real)[..., None, None]
+            r = M - (np.einsum("ij,...ij->...", U.conj(), M) / self.n)[..., None, None] * U
+            return np.concatenate([r.real, r.imag], axis=-1).reshape((*X.shape[:-1], -1))
 
-        step = 1e-7
+        def jacobian(x: np.ndarray, step: float = 1e-7) -> np.ndarray:
+            return (residual(x + step * np.eye(x.size)) - residual(x)).T / step
 
-        def jacobian(x: np.ndarray) -> np.ndarray:
-            X = x + step * np.eye(x.size)
-            return (residual_batch(X) - residual_batch(x)[None, :]).T / step
-
-        x0 = naive.to_vector()
-        fit = least_squares(
-            residual_batch, x0, jac=jacobian, method="lm", max_nfev=max_iterations * x0.size
-        )
-        best = MeshSettings.from_vector(fit.x, n_mzis)
-        fids = fidelity(U, self.transfer(MeshSettings.from_vector(np.stack([x0, fit.x]), n_mzis), imperfections))
+        if max_evaluations > 0:
+            x0 = least_squares(residual, x0, jac=jacobian, method="lm", max_nfev=max_evaluations).x
+        both = MeshSettings.from_vector(np.stack([naive.to_vector(), x0]), n_mzis)
+        fids = fidelity(U, self.transfer(both, imperfections))
+        best = MeshSettings.from_vector(x0, n_mzis)
         return ProgramResult(best, float(fids[1]), naive, float(fids[0]))
 
 

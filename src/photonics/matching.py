@@ -179,9 +179,7 @@ class Matching:
         return self.to_permutation().to_matrix()
 
     @classmethod
-    def random(
-        cls, n_ports: int, rng: np.random.Generator, n_pairs: int | None = None
-    ) -> Matching:
+    def random(cls, n_ports: int, rng: np.random.Generator, n_pairs: int | None = None) -> Matching:
         """A uniformly random matching with ``n_pairs`` pairs (default: as many as fit)."""
         n = _check_size(n_ports)
         k = n // 2 if n_pairs is None else int(n_pairs)

@@ -128,16 +128,14 @@ class MZIImperfections:
         loss_db: float = DEFAULT_LOSS_DB,
         loss_cross_db: float | None = None,
     ) -> MZIImperfections:
-        """Imperfections of ``n_mzi`` elements with Gaussian splitter errors of std ``splitter_sigma``.
+        """``n_mzi`` elements with Gaussian splitter errors of std ``splitter_sigma``, loss in dB.
 
         Errors are clipped to the physical range [-0.5, 0.5].
         """
         if splitter_sigma < 0:
             raise SettingsError(f"splitter_sigma must be >= 0, got {splitter_sigma}")
         draw = rng.normal(0.0, splitter_sigma, size=(2, n_mzi)).clip(-0.5, 0.5)
-        return cls(
-            draw[0], draw[1], loss_db, loss_db if loss_cross_db is None else loss_cross_db
-        )
+        return cls(draw[0], draw[1], loss_db, loss_db if loss_cross_db is None else loss_cross_db)
 
     def check_count(self, n_mzi: int) -> None:
         """Raise :class:`ShapeError` unless every field broadcasts to ``n_mzi`` elements."""
@@ -167,13 +165,31 @@ def imperfect_transfer(
     k = np.sin(th) ** 2
     loss_db = imp.loss_bar_db * (1 - k) + imp.loss_cross_db * k
     amp = 10.0 ** (-loss_db / 20)
-    arms = np.zeros(np.broadcast_shapes(th.shape, ph.shape, np.shape(k1)) + (2, 2), complex)
+    shape = np.broadcast_shapes(th.shape, ph.shape, k1.shape, k2.shape, np.shape(amp))
+    arms = np.zeros((*shape, 2, 2), complex)
     arms[..., 0, 0] = np.exp(1j * th)
     arms[..., 1, 1] = -np.exp(-1j * th)
-    M = _coupler(np.broadcast_to(k2, arms.shape[:-2])) @ arms @ _coupler(k1)
+    M = _coupler(np.broadcast_to(k2, shape)) @ arms @ _coupler(np.broadcast_to(k1, shape))
     M[..., 1, :] *= -1  # P_out
     M[..., :, 0] *= np.exp(1j * ph)[..., None]
     return M * np.asarray(amp)[..., None, None]
+
+
+def theta_for_coupling(k: ArrayLike, imperfections: MZIImperfections) -> np.ndarray:
+    """The ``theta`` in [0, pi/2] rad at which real MZIs reach cross power fraction ``k``.
+
+    With coupler amplitudes ``t_i = sqrt(1 - k_i)``, ``s_i = sqrt(k_i)`` the cross power is
+    ``t1^2 s2^2 + s1^2 t2^2 - 2 s1 s2 t1 t2 cos(2 theta)``; a ``k`` outside its reachable range
+    gets the nearest reachable value (the element's finite extinction).
+    """
+    kx = _finite("k", k)
+    k1 = 0.5 + np.asarray(imperfections.splitter_error_in)
+    k2 = 0.5 + np.asarray(imperfections.splitter_error_out)
+    t1, s1, t2, s2 = np.sqrt(1 - k1), np.sqrt(k1), np.sqrt(1 - k2), np.sqrt(k2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos2 = (t1**2 * s2**2 + s1**2 * t2**2 - kx) / (2 * s1 * s2 * t1 * t2)
+    # a coupler with k = 0 or 1 makes the element insensitive to theta: keep theta as is
+    return np.where(np.isfinite(cos2), np.arccos(np.clip(cos2, -1, 1)) / 2, np.arcsin(np.sqrt(kx)))
 
 
 def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:
