@@ -178,7 +178,7 @@ class FeedForwardMesh:
         """Settings whose ideal transfer matrix is ``unitary`` (to rounding error).
 
         Refuses, with :class:`NotUnitaryError`, a matrix with ``max |U U^dagger - I| > atol``.
-        Returned theta is in [0, pi/2], phi and output phases in [-pi, 2 pi) (rad).
+        Returned theta is in [0, pi/2], phi and output phases in [0, 2 pi) (rad).
         """
         U = np.array(unitary, dtype=np.complex128, order="C")
         if U.shape != (self.n, self.n):
