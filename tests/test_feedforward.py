@@ -206,3 +206,13 @@ def test_tolerance_is_adjustable() -> None:
         ClementsMesh(3).decompose(almost)
     s = ClementsMesh(3).decompose(almost, atol=1e-5)
     assert np.allclose(ClementsMesh(3).transfer(s), np.eye(3), atol=1e-5)
+
+
+def test_program_undoes_splitter_error_almost_completely_on_a_lossless_mesh() -> None:
+    mesh = ClementsMesh(16)
+    rng = np.random.default_rng(100)
+    U = unitary_group.rvs(16, random_state=rng)
+    imp = MZIImperfections.sample(mesh.n_mzis, rng, splitter_sigma=0.02, loss_db=0.0)
+    result = mesh.program(U, imp)
+    assert 1 - result.naive_fidelity > 5e-3
+    assert 1 - result.fidelity < 1e-5
