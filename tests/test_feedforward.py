@@ -185,6 +185,11 @@ def test_fidelity_ignores_global_phase_and_uniform_loss() -> None:
             "needs 3 MZI phases",
         ),
         (lambda: MeshSettings([0.0], [0.0, 1.0], [0.0]), ShapeError, "differ in shape"),
+        (
+            lambda: ClementsMesh(2).program(np.eye(2), MZIImperfections(), max_evaluations=-1),
+            SettingsError,
+            "max_evaluations must be >= 0, got -1",
+        ),
         (lambda: MeshSettings([np.inf], [0.0], [0.0]), SettingsError, "theta must be a finite"),
         (
             lambda: ClementsMesh(3).transfer(
