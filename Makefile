@@ -31,6 +31,7 @@ $(VENV)/.pswitch-bench: $(STAMP)
 
 bench: $(VENV)/.pswitch-bench
 	$(BIN)/python benchmarks/bench_feedforward.py
+	$(BIN)/python benchmarks/bench_programming.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis .ruff_cache

@@ -201,8 +201,9 @@ class FeedForwardMesh:
 
         The mesh is used as a sorting network (odd-even transposition for Clements, bubble sort
         for Reck) on the inputs' destinations; O(n^2). A Matching is routed as its involution.
-        Unused inputs are sent to unused outputs. The transfer matrix is exactly the
-        permutation matrix of the completed permutation (``M[out, in] = 1``).
+        Unused inputs are sent to unused outputs. The transfer matrix is the permutation matrix
+        of the completed permutation (``M[out, in] = 1``, output phases included) to within the
+        rounding of ``cos(pi/2)``, about 1e-16.
         """
         if isinstance(request, Matching):
             request = request.to_permutation()
