@@ -31,3 +31,15 @@ class SettingsError(InvalidInputError):
 
 class NotUnitaryError(InvalidInputError):
     """A matrix that must be unitary is not, within the stated tolerance."""
+
+
+class LimitError(InvalidInputError):
+    """A request would exceed a hardware limit (channel current, total power budget)."""
+
+
+class CalibrationFileError(PswitchError):
+    """A calibration file is corrupt, truncated, of an unknown schema or of a newer version."""
+
+
+class FitError(PswitchError):
+    """Measurements do not determine the fitted parameters (too few points, no contrast, ...)."""
