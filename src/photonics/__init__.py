@@ -6,7 +6,10 @@ from an explicit ``numpy.random.Generator``.
 """
 
 from photonics.errors import (
+    CalibrationFileError,
+    FitError,
     InvalidInputError,
+    LimitError,
     MatchingError,
     NotUnitaryError,
     PortError,
@@ -19,9 +22,12 @@ from photonics.matching import Matching, Permutation
 from photonics.mzi import MZIImperfections
 
 __all__ = [
+    "CalibrationFileError",
     "ClementsMesh",
     "FeedForwardMesh",
+    "FitError",
     "InvalidInputError",
+    "LimitError",
     "MZIImperfections",
     "Matching",
     "MatchingError",

@@ -1,0 +1,261 @@
+"""Thermo-optic heaters: drive current -> electrical power -> phase, crosstalk, dynamics, drift.
+
+Model of each heater ``h`` (units: current mA, resistance ohm, power mW, phase rad, time s)::
+
+    R(I)  = a I^2 + c                               (resistance rises as the heater warms)
+    P(I)  = 1e-3 I^2 R(I)                           (electrical power)
+    phi   = pi P / P_pi                             (own phase, linear in power)
+    total = (1 + K) phi + bias + drift * (T - T0)   (K: thermal crosstalk, zero diagonal)
+
+Thermal crosstalk follows the published form (Teofilovic et al., JLT 42, 7816 (2024)): a heater at
+distance d (um) from an aggressor picks up ``p1 e^{-p2 d} + p3 d + p4`` of the aggressor's phase,
+clipped at zero and cut off where the fitted form no longer holds. Dynamics are first order with a
+per-heater time constant tau (5.6 us for TiN heaters, Jacques et al., Opt. Express 27, 10456).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from numpy.typing import ArrayLike
+
+from photonics.errors import LimitError, SettingsError, ShapeError
+
+#: P_pi of a standard TiN heater, mW (Jacques et al., Opt. Express 27, 10456 (2019)).
+DEFAULT_P_PI_MW = 21.4
+#: Thermal time constant of a TiN heater, s (same source).
+DEFAULT_TAU_S = 5.6e-6
+#: Cold resistance c of R(I) = a I^2 + c, ohm; and the rise a, ohm/mA^2 (+10 % at 10 mA).
+DEFAULT_R0_OHM = 500.0
+DEFAULT_R_RISE_OHM_PER_MA2 = 0.5
+#: Per-channel current limit, mA, and DAC (bits over full scale) of a Qontrol-class driver.
+DEFAULT_MAX_CURRENT_MA = 10.0
+DEFAULT_DAC_BITS = 16
+#: Phase drift of an MZI with ambient temperature, rad/K: a few um of arm-length imbalance in
+#: silicon (dn/dT = 1.86e-4 /K) at 1550 nm.
+DEFAULT_DRIFT_RAD_PER_K = 0.003
+
+
+def _arr(name: str, value: ArrayLike) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise SettingsError(f"{name} must be finite, got {value!r}")
+    return arr
+
+
+@dataclass(frozen=True)
+class CrosstalkModel:
+    """Fraction of an aggressor's phase seen by a victim at distance ``d`` (um):
+    ``max(0, p1 e^{-p2 d} + p3 d + p4)`` for ``0 < d <= cutoff_um``, else 0.
+
+    Defaults: about 11 % at 20 um, 2.5 % at 50 um, 0.2 % at 100 um, none beyond 120 um; plausible
+    for heaters without isolation trenches. Calibrate the real chip's values.
+    """
+
+    p1: float = 0.3
+    p2_per_um: float = 0.05
+    p3_per_um: float = -1e-5
+    p4: float = 1e-3
+    cutoff_um: float = 120.0
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            _arr(f.name, getattr(self, f.name))
+        if self.cutoff_um < 0:
+            raise SettingsError(f"cutoff_um must be >= 0, got {self.cutoff_um}")
+
+    def coupling(self, distance_um: ArrayLike) -> np.ndarray:
+        d = _arr("distance_um", distance_um)
+        k = self.p1 * np.exp(-self.p2_per_um * d) + self.p3_per_um * d + self.p4
+        return np.where((d > 0) & (d <= self.cutoff_um), np.maximum(k, 0.0), 0.0)
+
+
+def crosstalk_matrix(positions_um: ArrayLike, model: CrosstalkModel) -> sp.csr_matrix:
+    """Sparse ``K`` (H x H, zero diagonal): ``K[victim, aggressor]`` = fraction of the aggressor's
+    phase added to the victim. ``positions_um``: (H, 2) heater centres, um."""
+    pos = _arr("positions_um", positions_um)
+    if pos.ndim != 2 or pos.shape[1] != 2:
+        raise ShapeError(f"positions_um must have shape (H, 2), got {pos.shape}")
+    from scipy.spatial import cKDTree
+
+    pairs = cKDTree(pos).query_pairs(model.cutoff_um, output_type="ndarray")
+    d = np.linalg.norm(pos[pairs[:, 0]] - pos[pairs[:, 1]], axis=1)
+    k = model.coupling(d)
+    rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    H = len(pos)
+    return sp.csr_matrix((np.concatenate([k, k]), (rows, cols)), shape=(H, H))
+
+
+@dataclass(frozen=True, eq=False)
+class Heaters:
+    """A set of H heaters and the limits of the driver behind them (each field: scalar or (H,)).
+
+    - ``p_pi_mW``: electrical power for a pi phase shift, mW;
+    - ``r0_ohm``, ``r_rise_ohm_per_mA2``: ``R(I) = r_rise I^2 + r0``;
+    - ``bias_rad``: fabrication phase at zero drive, rad;
+    - ``tau_s``: thermal time constant, s;
+    - ``drift_rad_per_K``: phase change per kelvin of ambient temperature;
+    - ``max_current_mA``: per-channel limit; ``power_budget_mW``: limit on the total power;
+    - ``dac_bits``, ``full_scale_mA``: the driver's current DAC.
+    """
+
+    count: int
+    p_pi_mW: ArrayLike = DEFAULT_P_PI_MW
+    r0_ohm: ArrayLike = DEFAULT_R0_OHM
+    r_rise_ohm_per_mA2: ArrayLike = DEFAULT_R_RISE_OHM_PER_MA2
+    bias_rad: ArrayLike = 0.0
+    tau_s: ArrayLike = DEFAULT_TAU_S
+    drift_rad_per_K: ArrayLike = DEFAULT_DRIFT_RAD_PER_K
+    max_current_mA: ArrayLike = DEFAULT_MAX_CURRENT_MA
+    power_budget_mW: float = np.inf
+    dac_bits: int = DEFAULT_DAC_BITS
+    full_scale_mA: float = DEFAULT_MAX_CURRENT_MA
+
+    def __post_init__(self) -> None:
+        if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
+            raise ShapeError(f"count must be a non-negative integer, got {self.count!r}")
+        for f in fields(self)[1:8]:
+            arr = np.broadcast_to(_arr(f.name, getattr(self, f.name)), (self.count,)).copy()
+            if f.name != "bias_rad" and f.name != "drift_rad_per_K" and np.any(arr < 0):
+                raise SettingsError(f"{f.name} must be >= 0, got {arr.min()}")
+            if f.name in ("p_pi_mW", "r0_ohm", "tau_s") and np.any(arr <= 0):
+                raise SettingsError(f"{f.name} must be > 0, got {arr.min()}")
+            arr.setflags(write=False)
+            object.__setattr__(self, f.name, arr)
+        if not self.power_budget_mW > 0:
+            raise SettingsError(f"power_budget_mW must be > 0, got {self.power_budget_mW}")
+        if not (isinstance(self.dac_bits, int) and 1 <= self.dac_bits <= 32):
+            raise SettingsError(f"dac_bits must be an integer in 1..32, got {self.dac_bits!r}")
+        if not self.full_scale_mA > 0:
+            raise SettingsError(f"full_scale_mA must be > 0, got {self.full_scale_mA}")
+
+    def _currents(self, current_mA: ArrayLike) -> np.ndarray:
+        current = _arr("current_mA", current_mA)
+        if current.shape[-1:] != (self.count,):
+            raise ShapeError(f"expected {self.count} currents (mA), got shape {current.shape}")
+        return current
+
+    def power_mW(self, current_mA: ArrayLike) -> np.ndarray:
+        """Electrical power ``1e-3 I^2 R(I)``, mW, of currents (mA) shaped ``(..., H)``."""
+        current = self._currents(current_mA)
+        return 1e-3 * current**2 * (self.r_rise_ohm_per_mA2 * current**2 + self.r0_ohm)
+
+    def voltage_V(self, current_mA: ArrayLike) -> np.ndarray:
+        """Drive voltage ``1e-3 I R(I)``, V."""
+        current = self._currents(current_mA)
+        return 1e-3 * current * (self.r_rise_ohm_per_mA2 * current**2 + self.r0_ohm)
+
+    def current_for_power(self, power_mW: ArrayLike) -> np.ndarray:
+        """The current (mA, >= 0) that dissipates ``power_mW``: root of a I^4 + c I^2 = 1e3 P."""
+        p = _arr("power_mW", power_mW)
+        if np.any(p < 0):
+            raise SettingsError(f"a heater cannot dissipate negative power, got {p.min()} mW")
+        a, c = self.r_rise_ohm_per_mA2, self.r0_ohm
+        # I^2 = 2e3 P / (c + sqrt(c^2 + 4e3 a P)): the quadratic root without cancellation
+        x = 2e3 * p / (c + np.sqrt(c**2 + 4e3 * a * p))
+        return np.sqrt(x)
+
+    def own_phase(self, current_mA: ArrayLike) -> np.ndarray:
+        """Phase each heater imposes on its own waveguide, ``pi P / P_pi``, rad."""
+        return np.pi * self.power_mW(current_mA) / self.p_pi_mW
+
+    def quantise(self, current_mA: ArrayLike) -> np.ndarray:
+        """Currents as the DAC can produce them: nearest code of ``dac_bits`` over full scale."""
+        lsb = self.full_scale_mA / (2**self.dac_bits - 1)
+        return np.clip(np.round(self._currents(current_mA) / lsb), 0, 2**self.dac_bits - 1) * lsb
+
+    def check_limits(self, current_mA: ArrayLike) -> None:
+        """Raise :class:`LimitError` naming the channel if any current exceeds its limit, is
+        negative, or the total power exceeds the budget."""
+        current = self._currents(current_mA)
+        over = np.flatnonzero((current > self.max_current_mA) | (current < 0))
+        if over.size:
+            h = int(over[0])
+            raise LimitError(
+                f"channel {h}: {current[..., h].max():.6g} mA is outside "
+                f"0..{self.max_current_mA[h]:.6g} mA"
+            )
+        total = self.power_mW(current).sum(axis=-1)
+        if np.any(total > self.power_budget_mW):
+            raise LimitError(
+                f"total heater power {np.max(total):.6g} mW exceeds the budget "
+                f"{self.power_budget_mW:.6g} mW"
+            )
+
+
+def total_phase(
+    heaters: Heaters,
+    current_mA: ArrayLike,
+    crosstalk: sp.spmatrix | None = None,
+    delta_T_K: float = 0.0,
+) -> np.ndarray:
+    """Steady-state phase of every heater's waveguide, rad: own phase plus the crosstalk of the
+    others, fabrication bias and ambient drift (``delta_T_K`` from the reference temperature)."""
+    own = heaters.own_phase(current_mA)
+    if crosstalk is not None:
+        own = own + (crosstalk @ own.T).T
+    return own + heaters.bias_rad + heaters.drift_rad_per_K * delta_T_K
+
+
+def own_phase_for(target_rad: ArrayLike, crosstalk: sp.spmatrix | None = None) -> np.ndarray:
+    """The own phases ``x`` with ``(1 + K) x = target``: pre-compensation of thermal crosstalk.
+
+    ``target_rad`` is the wanted heater-induced phase (bias and drift already subtracted).
+    """
+    target = _arr("target_rad", target_rad)
+    if crosstalk is None:
+        return target
+    A = (sp.identity(crosstalk.shape[0], format="csc") + crosstalk).tocsc()
+    return spla.spsolve(A, target.T).T if target.ndim == 1 else spla.splu(A).solve(target.T).T
+
+
+def currents_for_phase(
+    heaters: Heaters,
+    target_rad: ArrayLike,
+    crosstalk: sp.spmatrix | None = None,
+    delta_T_K: float = 0.0,
+) -> np.ndarray:
+    """Currents (mA) whose steady-state :func:`total_phase` equals ``target_rad`` modulo 2 pi.
+
+    Each heater's wanted own phase is taken in [0, 2 pi) after removing bias and drift; crosstalk
+    is then pre-compensated by solving the linear system, and any own phase the solve pushes
+    below zero is lifted by 2 pi (a heater can only heat).
+    """
+    target = _arr("target_rad", target_rad)
+    target = target - heaters.bias_rad - heaters.drift_rad_per_K * delta_T_K
+    want = np.mod(target, 2 * np.pi)
+    own = own_phase_for(want, crosstalk)
+    for _ in range(16):  # lifting one heater lowers its neighbours' needs: repeat until settled
+        low = own < -1e-12
+        if not np.any(low):
+            break
+        want = want + 2 * np.pi * low
+        own = own_phase_for(want, crosstalk)
+    else:
+        raise SettingsError("crosstalk compensation needs a negative heater power")
+    return heaters.current_for_power(np.maximum(own, 0.0) * heaters.p_pi_mW / np.pi)
+
+
+def step_response(
+    phase_from: ArrayLike, phase_to: ArrayLike, tau_s: ArrayLike, t_s: ArrayLike
+) -> np.ndarray:
+    """First-order thermal settling after a step at t = 0: phases at times ``t_s`` (s), shape
+    ``(len(t_s), H)``: ``to + (from - to) exp(-t / tau)``."""
+    start = _arr("phase_from", phase_from)
+    end = _arr("phase_to", phase_to)
+    tau = _arr("tau_s", tau_s)
+    t = _arr("t_s", t_s)
+    if np.any(t < 0) or np.any(tau <= 0):
+        raise SettingsError("times must be >= 0 s and time constants > 0 s")
+    return end + (start - end) * np.exp(-t[:, None] / tau)
+
+
+def settling_time_s(tau_s: ArrayLike, tolerance: float = 1e-3) -> float:
+    """Time for every first-order heater to settle within ``tolerance`` of a step, s."""
+    if not 0 < tolerance < 1:
+        raise SettingsError(f"tolerance must be in (0, 1), got {tolerance}")
+    return float(np.max(_arr("tau_s", tau_s)) * np.log(1 / tolerance))
