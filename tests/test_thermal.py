@@ -114,3 +114,9 @@ def test_ambient_drift_adds_its_coefficient_per_kelvin() -> None:
 def test_bad_input_is_refused(call, error, words) -> None:
     with pytest.raises(error, match=words):
         call()
+
+
+def test_limit_message_names_the_channel_of_a_batch() -> None:
+    h = Heaters(3, max_current_mA=[10, 10, 4])
+    with pytest.raises(LimitError, match="channel 2: 5 mA"):
+        h.check_limits([[0, 0, 0], [1, 1, 5]])

@@ -36,15 +36,27 @@ class MeshSettings:
     """Phases of a feed-forward mesh, rad; leading axes (if any) are a batch.
 
     - ``theta``, ``phi``: shape ``(..., n_mzis)``, per MZI in slot order;
-    - ``output_phase``: shape ``(..., n)``, the phase screen after the last column.
+    - ``output_phase``: shape ``(..., n)``, the phase screen after the last column;
+    - ``common_phase``: optional, like ``theta``: the mean phase of each MZI's two arms. It is a
+      global phase of that MZI (so ``T`` leaves it out), which still shifts its light against
+      light that bypasses it; a heater on one arm sets ``2 theta`` and this together.
     """
 
     theta: np.ndarray
     phi: np.ndarray
     output_phase: np.ndarray
+    common_phase: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        for name in ("theta", "phi", "output_phase"):
+        if self.common_phase is not None and np.shape(self.common_phase) != np.shape(self.theta):
+            raise ShapeError(
+                f"common_phase {np.shape(self.common_phase)} and theta "
+                f"{np.shape(self.theta)} differ in shape"
+            )
+        names = ("theta", "phi", "output_phase") + ("common_phase",) * (
+            self.common_phase is not None
+        )
+        for name in names:
             arr = np.array(getattr(self, name), dtype=float)
             if arr.ndim < 1 or not np.all(np.isfinite(arr)):
                 raise SettingsError(f"{name} must be a finite array of phases (rad)")
@@ -157,6 +169,8 @@ class FeedForwardMesh:
         else:
             imperfections.check_count(self.n_mzis)
             mats = imperfect_transfer(settings.theta, settings.phi, imperfections)
+        if settings.common_phase is not None:
+            mats = mats * np.exp(1j * settings.common_phase)[..., None, None]
         batch = settings.batch_shape
         flat = np.ascontiguousarray(mats.reshape((-1, self.n_mzis, 2, 2)))
         M = _kernels.apply_mzis(flat, self.modes, self.n).reshape((*batch, self.n, self.n))

@@ -90,6 +90,19 @@ def crosstalk_matrix(positions_um: ArrayLike, model: CrosstalkModel) -> sp.csr_m
     return sp.csr_matrix((np.concatenate([k, k]), (rows, cols)), shape=(H, H))
 
 
+def current_for_power(
+    power_mW: ArrayLike, r0_ohm: ArrayLike, r_rise_ohm_per_mA2: ArrayLike
+) -> np.ndarray:
+    """Current (mA, >= 0) dissipating ``power_mW`` in ``R(I) = r_rise I^2 + r0`` (ohm, mA):
+    the root of ``r_rise I^4 + r0 I^2 = 1e3 P``."""
+    p = _arr("power_mW", power_mW)
+    if np.any(p < 0):
+        raise SettingsError(f"a heater cannot dissipate negative power, got {p.min()} mW")
+    c, a = np.asarray(r0_ohm, dtype=float), np.asarray(r_rise_ohm_per_mA2, dtype=float)
+    # I^2 = 2e3 P / (c + sqrt(c^2 + 4e3 a P)): the quadratic root without cancellation
+    return np.sqrt(2e3 * p / (c + np.sqrt(c**2 + 4e3 * a * p)))
+
+
 @dataclass(frozen=True, eq=False)
 class Heaters:
     """A set of H heaters and the limits of the driver behind them (each field: scalar or (H,)).
@@ -150,14 +163,8 @@ class Heaters:
         return 1e-3 * current * (self.r_rise_ohm_per_mA2 * current**2 + self.r0_ohm)
 
     def current_for_power(self, power_mW: ArrayLike) -> np.ndarray:
-        """The current (mA, >= 0) that dissipates ``power_mW``: root of a I^4 + c I^2 = 1e3 P."""
-        p = _arr("power_mW", power_mW)
-        if np.any(p < 0):
-            raise SettingsError(f"a heater cannot dissipate negative power, got {p.min()} mW")
-        a, c = self.r_rise_ohm_per_mA2, self.r0_ohm
-        # I^2 = 2e3 P / (c + sqrt(c^2 + 4e3 a P)): the quadratic root without cancellation
-        x = 2e3 * p / (c + np.sqrt(c**2 + 4e3 * a * p))
-        return np.sqrt(x)
+        """The current (mA, >= 0) that dissipates ``power_mW`` in each heater."""
+        return current_for_power(power_mW, self.r0_ohm, self.r_rise_ohm_per_mA2)
 
     def own_phase(self, current_mA: ArrayLike) -> np.ndarray:
         """Phase each heater imposes on its own waveguide, ``pi P / P_pi``, rad."""
@@ -172,7 +179,8 @@ class Heaters:
         """Raise :class:`LimitError` naming the channel if any current exceeds its limit, is
         negative, or the total power exceeds the budget."""
         current = self._currents(current_mA)
-        over = np.flatnonzero((current > self.max_current_mA) | (current < 0))
+        bad = (current > self.max_current_mA) | (current < 0)
+        over = np.flatnonzero(bad.reshape(-1, self.count).any(axis=0))
         if over.size:
             h = int(over[0])
             raise LimitError(
@@ -192,13 +200,15 @@ def total_phase(
     current_mA: ArrayLike,
     crosstalk: sp.spmatrix | None = None,
     delta_T_K: float = 0.0,
+    heat_scale: float = 1.0,
 ) -> np.ndarray:
     """Steady-state phase of every heater's waveguide, rad: own phase plus the crosstalk of the
-    others, fabrication bias and ambient drift (``delta_T_K`` from the reference temperature)."""
-    own = heaters.own_phase(current_mA)
+    others (both times ``heat_scale``, e.g. ``1550 nm / wavelength``), fabrication bias and
+    ambient drift (``delta_T_K`` from the reference temperature)."""
+    heated = heaters.own_phase(current_mA)
     if crosstalk is not None:
-        own = own + (crosstalk @ own.T).T
-    return own + heaters.bias_rad + heaters.drift_rad_per_K * delta_T_K
+        heated = heated + (crosstalk @ heated.T).T
+    return heat_scale * heated + heaters.bias_rad + heaters.drift_rad_per_K * delta_T_K
 
 
 def own_phase_for(target_rad: ArrayLike, crosstalk: sp.spmatrix | None = None) -> np.ndarray:

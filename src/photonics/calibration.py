@@ -1,0 +1,791 @@
+"""Calibration: fits from measurements, and the versioned calibration file.
+
+The fits are pure functions of measurement arrays, so they run identically on emulator data and on
+real bench data. Models (units: current mA, voltage V, resistance ohm, power mW, phase rad,
+wavelength nm), the same as :mod:`photonics.thermal`::
+
+    R(I)     = a I^2 + c                          heater resistance; V = 1e-3 I R(I)
+    phase    = pi P / P_pi + bias                 a heater's phase, linear in its power P
+    detected = offset + amplitude cos(phase)      a detector behind an MZI (a cosine fringe)
+    shift_v  = K[v, a] * (pi P_a / P_pi_a)        thermal crosstalk, K with zero diagonal
+    lambda   = lambda0 + slope P                  a ring's resonance under its heater
+
+:class:`Calibration` gathers what a chip's calibration gives; :func:`save_calibration` writes it
+atomically as JSON (temp file, fsync, rename, fsync of the directory) and
+:func:`load_calibration` refuses, with :class:`CalibrationFileError`, any file that is not
+exactly a valid calibration of a supported version: never a half-loaded object.
+
+This module's only I/O is in :func:`save_calibration` and :func:`load_calibration`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import math
+import os
+import reprlib
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.optimize import least_squares
+
+from photonics.errors import (
+    CalibrationFileError,
+    FitError,
+    InvalidInputError,
+    SettingsError,
+    ShapeError,
+)
+from photonics.thermal import CrosstalkModel
+
+#: The ``schema`` name written in and required of every calibration file.
+SCHEMA_NAME = "pswitch.calibration"
+#: The newest calibration file version this code reads and the one it writes.
+SCHEMA_VERSION = 1
+
+#: Oversampling of the fringe-frequency scan relative to the natural resolution 2 pi / span.
+_SCAN_OVERSAMPLE = 16
+#: Largest number of trial frequencies the fringe scan accepts (keeps a bad range from hanging).
+_SCAN_MAX_POINTS = 200_000
+#: Scan local minima refined by least squares (guards against a noisy scan picking a side lobe).
+_SCAN_CANDIDATES = 5
+#: Smallest fraction of the detected variance a fringe fit must explain (amplitude ~ 1.4 x noise).
+_MIN_EXPLAINED = 0.5
+
+
+# ------------------------------------------------------------------------------------------------
+# input checks
+
+
+def _array(name: str, value: ArrayLike) -> np.ndarray:
+    """``value`` as a float array; ragged or non-numeric input is :class:`ShapeError`."""
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(
+            f"{name} must be a rectangular array of numbers, got {reprlib.repr(value)}"
+        ) from exc
+
+
+def _vector(name: str, value: ArrayLike) -> np.ndarray:
+    """``value`` as a 1-D float array; a wrong dimension is :class:`ShapeError`."""
+    arr = _array(name, value)
+    if arr.ndim != 1:
+        raise ShapeError(f"{name} must be 1-D, got shape {arr.shape}")
+    return arr
+
+
+def _paired(x_name: str, x: ArrayLike, y_name: str, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Two measurement vectors of equal length, all finite (non-finite data is a :class:`FitError`
+    since it usually means a failed reading, not a programming error)."""
+    xa, ya = _vector(x_name, x), _vector(y_name, y)
+    if xa.shape != ya.shape:
+        raise ShapeError(f"{x_name} has shape {xa.shape} but {y_name} has shape {ya.shape}")
+    for name, arr in ((x_name, xa), (y_name, ya)):
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise FitError(f"{name} must be finite; sample {bad[0]} is {float(arr[bad[0]])!r}")
+    return xa, ya
+
+
+def _line_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Least-squares ``y = slope x + intercept``: (slope, intercept, rms residual)."""
+    # centred form: better conditioned than the normal equations of [x, 1]
+    xm, ym = x.mean(), y.mean()
+    dx = x - xm
+    slope = float(np.dot(dx, y - ym) / np.dot(dx, dx))
+    intercept = float(ym - slope * xm)
+    rms = float(np.sqrt(np.mean((y - (slope * x + intercept)) ** 2)))
+    return slope, intercept, rms
+
+
+# ------------------------------------------------------------------------------------------------
+# heater resistance
+
+
+@dataclass(frozen=True)
+class HeaterResistance:
+    """A heater's ``R(I) = a I^2 + c``: ``a_ohm_per_mA2`` (ohm/mA^2), ``c_ohm`` (ohm, the cold
+    resistance), and the fit's rms residual of ``R`` (ohm)."""
+
+    a_ohm_per_mA2: float
+    c_ohm: float
+    rms_residual_ohm: float
+
+
+def fit_heater_resistance(current_mA: ArrayLike, voltage_V: ArrayLike) -> HeaterResistance:
+    """Fit ``R(I) = a I^2 + c`` to an I-V sweep (current mA, voltage V).
+
+    ``R = V / (1e-3 I)`` is fitted linearly on ``I^2``; points at ``I == 0`` carry no resistance
+    and are ignored. Needs at least 3 usable points at two or more distinct ``|I|``.
+    """
+    current, voltage = _paired("current_mA", current_mA, "voltage_V", voltage_V)
+    usable = current != 0
+    if np.count_nonzero(usable) < 3:
+        raise FitError(
+            f"fit_heater_resistance needs at least 3 points with current_mA != 0, "
+            f"got {np.count_nonzero(usable)}"
+        )
+    i = current[usable]
+    r_ohm = voltage[usable] / (1e-3 * i)
+    x = i * i
+    if np.ptp(x) == 0:
+        raise FitError(
+            f"current_mA must take at least two distinct |I| values, got |I| = {float(abs(i[0]))!r}"
+        )
+    a, c, rms = _line_fit(x, r_ohm)
+    return HeaterResistance(a_ohm_per_mA2=a, c_ohm=c, rms_residual_ohm=rms)
+
+
+# ------------------------------------------------------------------------------------------------
+# fringes
+
+
+@dataclass(frozen=True)
+class Fringe:
+    """A fitted fringe ``offset + amplitude cos(pi P / p_pi_mW + bias_rad)``.
+
+    ``p_pi_mW`` > 0 (mW), ``bias_rad`` in [0, 2 pi), ``amplitude`` >= 0 and ``offset`` in the units
+    of the detected signal, ``rms_residual`` likewise.
+    """
+
+    p_pi_mW: float
+    bias_rad: float
+    amplitude: float
+    offset: float
+    rms_residual: float
+
+
+def _scan_residuals(w: np.ndarray, u: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Residual sum of squares of the best ``o + C cos(w u) + S sin(w u)`` for every ``w``.
+
+    ``y`` is centred. For fixed ``w`` the model is linear in (o, C, S); eliminating ``o``
+    (centring the columns) leaves a 2 x 2 normal system per trial frequency, solved in closed
+    form. Its sums come from ``z = exp(i w u)``: ``sum cos^2 = (n + Re sum z^2) / 2`` and so on,
+    so the cost is a few complex products per (frequency, sample) and three mat-vec products.
+    """
+    n = u.size
+    yy = float(np.dot(y, y))
+    out = np.empty(w.size)
+    rows = min(w.size, max(1, 1_000_000 // n))  # bound the (rows, samples) temporaries
+    # w is evenly spaced: exp(i w_k u) = exp(i w_start u) exp(i (k - start) dw u), so one table
+    # of exponentials serves every block and the rest is complex multiplication
+    dw = (w[-1] - w[0]) / (w.size - 1) if w.size > 1 else 0.0
+    table = np.exp(1j * np.outer(dw * np.arange(rows), u))
+    for start in range(0, w.size, rows):
+        stop = min(start + rows, w.size)
+        z = table[: stop - start] * np.exp(1j * w[start] * u)
+        m = z.mean(axis=1)  # column means: cos + i sin
+        z2 = (z * z).sum(axis=1)
+        zy = z @ y  # centring the columns does not change these, since y is centred
+        cy, sy = zy.real, zy.imag
+        cc = (n + z2.real) / 2 - n * m.real**2
+        ss = (n - z2.real) / 2 - n * m.imag**2
+        cs = z2.imag / 2 - n * m.real * m.imag
+        det = cc * ss - cs * cs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            both = (ss * cy * cy - 2 * cs * cy * sy + cc * sy * sy) / det
+            # near w = 0 the two columns become collinear: fall back to the better single one
+            single = np.maximum(
+                np.where(cc > 0, cy * cy / cc, 0), np.where(ss > 0, sy * sy / ss, 0)
+            )
+        ok = det > 1e-10 * np.abs(cc * ss)
+        out[start : start + rows] = yy - np.where(ok, both, single)
+    return out
+
+
+def _local_minima(r: np.ndarray, k: int) -> np.ndarray:
+    """Indices of up to ``k`` lowest local minima of ``r`` (end points count)."""
+    if r.size == 1:
+        return np.array([0])
+    left = np.concatenate(([True], r[1:] <= r[:-1]))
+    right = np.concatenate((r[:-1] <= r[1:], [True]))
+    idx = np.flatnonzero(left & right)
+    return idx[np.argsort(r[idx], kind="stable")[:k]]
+
+
+def _linear_start(w0: float, u: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(o, C, S, w0): the exact linear fit at the trial frequency ``w0``."""
+    design = np.column_stack([np.ones_like(u), np.cos(w0 * u), np.sin(w0 * u)])
+    return np.append(np.linalg.lstsq(design, y, rcond=None)[0], w0)
+
+
+def _refine(x0: np.ndarray, u: np.ndarray, y: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
+    """Least-squares refinement of (o, C, S, w) from ``x0``: (solution, residual sum of squares)."""
+
+    def resid(x: np.ndarray) -> np.ndarray:
+        return x[0] + x[1] * np.cos(x[3] * u) + x[2] * np.sin(x[3] * u) - y
+
+    def jac(x: np.ndarray) -> np.ndarray:
+        c, s = np.cos(x[3] * u), np.sin(x[3] * u)
+        return np.column_stack([np.ones_like(u), c, s, u * (x[2] * c - x[1] * s)])
+
+    # (o, C, S, w) rather than (o, A, bias, w): smooth everywhere, even at zero amplitude
+    sol = least_squares(resid, x0, jac=jac, method="lm", xtol=tol, ftol=tol, gtol=tol)
+    return sol.x, float(np.dot(sol.fun, sol.fun))
+
+
+def fit_fringe(
+    power_mW: ArrayLike,
+    detected: ArrayLike,
+    p_pi_range_mW: tuple[float, float] | None = None,
+) -> Fringe:
+    """Fit ``detected = offset + amplitude cos(pi P / P_pi + bias)`` to a sweep of one heater's
+    electrical power ``P`` (mW).
+
+    The start is found by a dense scan over ``w = pi / P_pi`` (uniform in ``w``, the fringe's
+    angular frequency, at 1/16 of its resolution ``2 pi / span``): for fixed ``w`` the model is
+    linear in (offset, a cos term, a sin term), so each trial is an exact linear fit. The best
+    few scan minima are then refined jointly with :func:`scipy.optimize.least_squares`.
+
+    ``p_pi_range_mW = (lo, hi)`` bounds the scan; the default is (median sample spacing,
+    2 x sweep span): below the spacing a uniformly sampled fringe aliases, above twice the
+    span the sweep covers less than a quarter fringe. The refined ``P_pi`` may leave the
+    range slightly.
+
+    Returns ``amplitude >= 0`` and ``bias`` in [0, 2 pi). Raises :class:`FitError` for fewer
+    than 5 points, a sweep whose power does not vary, or data without contrast (the fitted
+    fringe explains less than half of the detected variance).
+    """
+    p, y = _paired("power_mW", power_mW, "detected", detected)
+    if p.size < 5:
+        raise FitError(f"fit_fringe needs at least 5 points, got {p.size}")
+    span = float(np.ptp(p))
+    if span == 0:
+        raise FitError(f"power_mW does not vary (all {float(p[0])!r} mW): no fringe to fit")
+    y_mean = float(y.mean())
+    y_std = float(y.std())
+    if y_std <= 1e-12 * max(float(np.abs(y).max()), np.finfo(float).tiny):
+        raise FitError(f"detected has no contrast: every sample is {float(y[0])!r} (to 1e-12)")
+
+    if p_pi_range_mW is None:
+        steps = np.diff(np.unique(p))
+        lo, hi = float(np.median(steps)), 2 * span
+    else:
+        try:
+            lo, hi = (float(v) for v in p_pi_range_mW)
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(
+                f"p_pi_range_mW must be (lo, hi) in mW, got {p_pi_range_mW!r}"
+            ) from exc
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+            raise SettingsError(
+                f"p_pi_range_mW must satisfy 0 < lo < hi (finite, mW), got {p_pi_range_mW!r}"
+            )
+
+    # work in centred, scaled variables: u in about [-1/2, 1/2], y of unit spread
+    p_mid = float(p.mean())
+    u = (p - p_mid) / span
+    ys = (y - y_mean) / y_std
+    w_lo, w_hi = np.pi * span / hi, np.pi * span / lo  # rad per unit of u
+    step = 2 * np.pi / _SCAN_OVERSAMPLE
+    n_scan = math.ceil((w_hi - w_lo) / step) + 1
+    if n_scan > _SCAN_MAX_POINTS:
+        raise SettingsError(
+            f"p_pi_range_mW {(lo, hi)!r} needs {n_scan} scan points for a {span:g} mW sweep "
+            f"(at most {_SCAN_MAX_POINTS}); narrow the range"
+        )
+    w_grid = np.linspace(w_lo, w_hi, max(n_scan, 2))
+    scan = _scan_residuals(w_grid, u, ys)
+
+    best_x, best_cost = None, math.inf
+    for i in _local_minima(scan, _SCAN_CANDIDATES):
+        x, cost = _refine(_linear_start(float(w_grid[i]), u, ys), u, ys, tol=1e-8)
+        if cost < best_cost and x[3] != 0:
+            best_x, best_cost = x, cost
+    if best_x is None:
+        raise FitError("fit_fringe did not converge to a fringe of non-zero frequency")
+    # polish the winner to machine precision (cheap from a converged start)
+    best_x, best_cost = _refine(best_x, u, ys, tol=1e-15)
+
+    o, C, S, w = best_x
+    if w < 0:  # cos(-w u + b) = cos(w u - b): same fringe, mirrored phase
+        w, S = -w, -S
+    explained = 1 - best_cost / float(np.dot(ys, ys))
+    if explained < _MIN_EXPLAINED:
+        raise FitError(
+            f"detected has no usable contrast: the best fringe explains only {explained:.1%} "
+            f"of the variance (need {_MIN_EXPLAINED:.0%}); is the detector seeing this heater?"
+        )
+    # C cos(w u) + S sin(w u) = A cos(w u + b_u) with A cos b_u = C, A sin b_u = -S
+    amplitude = math.hypot(C, S) * y_std
+    b_u = math.atan2(-S, C)
+    w_mW = w / span  # rad per mW
+    bias = float(np.mod(b_u - w_mW * p_mid, 2 * np.pi))
+    if bias >= 2 * np.pi:  # np.mod of a tiny negative number rounds up to 2 pi
+        bias = 0.0
+    offset = o * y_std + y_mean
+    rms = math.sqrt(best_cost / p.size) * y_std
+    return Fringe(
+        p_pi_mW=float(np.pi / w_mW),
+        bias_rad=bias,
+        amplitude=float(amplitude),
+        offset=float(offset),
+        rms_residual=float(rms),
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# thermal crosstalk
+
+
+def fit_crosstalk(aggressor_phase_rad: ArrayLike, victim_shift_rad: ArrayLike) -> np.ndarray:
+    """Thermal crosstalk matrix ``K`` (H x H, zero diagonal) from per-pair sweeps.
+
+    - ``victim_shift_rad``: shape (H, H, S), ``[victim, aggressor, sample]``: the phase shift
+      (rad) measured on the victim heater while the aggressor alone is swept. The diagonal
+      ``[h, h, :]`` is ignored (it may hold NaN).
+    - ``aggressor_phase_rad``: the aggressor's own phase ``pi P / P_pi`` (rad) at each sample,
+      either shape (S,) (the same sweep for every aggressor) or (H, S) ``[aggressor, sample]``.
+
+    ``K[v, a]`` is the through-origin least-squares slope of the victim's shift on the
+    aggressor's phase (a victim sees nothing while the aggressor is off).
+    """
+    shifts = _array("victim_shift_rad", victim_shift_rad)
+    if shifts.ndim != 3 or shifts.shape[0] != shifts.shape[1]:
+        raise ShapeError(
+            f"victim_shift_rad must have shape (H, H, S) [victim, aggressor, sample], "
+            f"got {shifts.shape}"
+        )
+    n, s = shifts.shape[0], shifts.shape[2]
+    phase = _array("aggressor_phase_rad", aggressor_phase_rad)
+    if phase.shape not in ((s,), (n, s)):
+        raise ShapeError(
+            f"aggressor_phase_rad must have shape ({s},) or ({n}, {s}) to match victim_shift_rad "
+            f"{shifts.shape}, got {phase.shape}"
+        )
+    if not np.all(np.isfinite(phase)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(phase))[0])
+        raise FitError(f"aggressor_phase_rad{list(idx)} must be finite, got {float(phase[idx])!r}")
+    phase = np.broadcast_to(phase, (n, s))
+    off = ~np.eye(n, dtype=bool)
+    bad = np.argwhere(off[:, :, None] & ~np.isfinite(shifts))
+    if bad.size:
+        v, a, k = bad[0]
+        raise FitError(
+            f"victim_shift_rad[{v}, {a}, {k}] (victim {v}, aggressor {a}) must be finite, "
+            f"got {float(shifts[v, a, k])!r}"
+        )
+    norm = np.einsum("as,as->a", phase, phase)
+    if n > 1 and np.any(norm == 0):
+        a = int(np.flatnonzero(norm == 0)[0])
+        raise FitError(f"aggressor {a}'s phase sweep is all zero: its coupling is undetermined")
+    K = np.zeros((n, n))
+    if n > 1:
+        K[off] = (np.einsum("vas,as->va", np.where(off[:, :, None], shifts, 0), phase) / norm)[off]
+    return K
+
+
+# ------------------------------------------------------------------------------------------------
+# rings
+
+
+@dataclass(frozen=True)
+class RingTuning:
+    """A ring's resonance vs its heater's power: ``lambda = lambda0_nm + slope_nm_per_mW P``
+    (nm, nm/mW), and the fit's rms residual (nm, >= 0)."""
+
+    lambda0_nm: float
+    slope_nm_per_mW: float
+    rms_residual_nm: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("lambda0_nm", "slope_nm_per_mW", "rms_residual_nm"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
+                raise SettingsError(f"RingTuning.{name} must be a number, got {value!r}")
+            if not math.isfinite(value):
+                raise SettingsError(f"RingTuning.{name} must be finite, got {float(value)!r}")
+            object.__setattr__(self, name, float(value))
+        if self.rms_residual_nm < 0:
+            raise SettingsError(
+                f"RingTuning.rms_residual_nm must be >= 0, got {self.rms_residual_nm}"
+            )
+
+
+def fit_ring_tuning(heater_power_mW: ArrayLike, resonance_nm: ArrayLike) -> RingTuning:
+    """Fit ``lambda = lambda0 + slope P`` to resonance wavelengths (nm) measured at heater powers
+    ``P`` (mW). Needs at least 3 points at two or more distinct powers."""
+    p, lam = _paired("heater_power_mW", heater_power_mW, "resonance_nm", resonance_nm)
+    if p.size < 3:
+        raise FitError(f"fit_ring_tuning needs at least 3 points, got {p.size}")
+    if np.ptp(p) == 0:
+        raise FitError(
+            f"heater_power_mW does not vary (all {float(p[0])!r} mW): slope undetermined"
+        )
+    slope, lam0, rms = _line_fit(p, lam)
+    return RingTuning(lambda0_nm=lam0, slope_nm_per_mW=slope, rms_residual_nm=rms)
+
+
+# ------------------------------------------------------------------------------------------------
+# the calibration and its file
+
+_HEATER_FIELDS = ("p_pi_mW", "bias_rad", "a_ohm_per_mA2", "c_ohm")
+_RING_FIELDS = ("lambda0_nm", "slope_nm_per_mW", "rms_residual_nm")
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Calibration:
+    """What a chip's calibration gives, for H heaters and any number of rings.
+
+    - ``chip_id``: non-empty identifier of the chip.
+    - ``p_pi_mW`` (> 0, mW), ``bias_rad`` (rad), ``a_ohm_per_mA2`` (ohm/mA^2), ``c_ohm`` (> 0,
+      ohm): one value per heater, shape (H,).
+    - ``crosstalk``: optional ``K`` (H x H, ``[victim, aggressor]``, zero diagonal).
+    - ``rings``: one :class:`RingTuning` per ring (possibly none).
+    - ``phase_fitted``: per heater, whether ``p_pi_mW`` and ``bias_rad`` were measured (default
+      all); a heater whose phase no detector sees (an output phase shifter before the
+      photodiodes) keeps its design values, flagged False.
+    - ``created``: ISO 8601 time of the calibration (e.g. ``datetime.now(UTC).isoformat()``).
+
+    Arrays are stored read-only. There is deliberately no ``__eq__`` (arrays have no single
+    truth value); compare with :func:`same_calibration`.
+    """
+
+    SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
+
+    chip_id: str
+    p_pi_mW: np.ndarray
+    bias_rad: np.ndarray
+    a_ohm_per_mA2: np.ndarray
+    c_ohm: np.ndarray
+    created: str
+    crosstalk: np.ndarray | None = None
+    rings: tuple[RingTuning, ...] = field(default=())
+    phase_fitted: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.chip_id, str) or not self.chip_id:
+            raise SettingsError(f"chip_id must be a non-empty string, got {self.chip_id!r}")
+        if not isinstance(self.created, str):
+            raise SettingsError(f"created must be an ISO 8601 string, got {self.created!r}")
+        try:
+            datetime.fromisoformat(self.created)
+        except ValueError as exc:
+            raise SettingsError(f"created must be an ISO 8601 time, got {self.created!r}") from exc
+        n = None
+        for name in _HEATER_FIELDS:
+            arr = _array(name, getattr(self, name)).copy()  # the caller keeps their array
+            if arr.ndim != 1:
+                raise ShapeError(
+                    f"{name} must be 1-D (one value per heater), got shape {arr.shape}"
+                )
+            if n is None:
+                n = arr.size
+            elif arr.size != n:
+                raise ShapeError(f"{name} has {arr.size} values but p_pi_mW has {n}")
+            _check_finite(name, arr)
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        for name in ("p_pi_mW", "c_ohm"):
+            arr = getattr(self, name)
+            if np.any(arr <= 0):
+                i = int(np.flatnonzero(arr <= 0)[0])
+                raise SettingsError(f"{name}[{i}] must be > 0, got {float(arr[i])!r}")
+        if self.crosstalk is not None:
+            K = _array("crosstalk", self.crosstalk).copy()
+            if K.shape != (n, n):
+                raise ShapeError(f"crosstalk must have shape ({n}, {n}), got {K.shape}")
+            _check_finite("crosstalk", K)
+            if np.any(np.diag(K) != 0):
+                i = int(np.flatnonzero(np.diag(K))[0])
+                raise SettingsError(
+                    f"crosstalk[{i}, {i}] must be 0 (no self-coupling), got {float(K[i, i])!r}"
+                )
+            K.setflags(write=False)
+            object.__setattr__(self, "crosstalk", K)
+        fitted = np.ones(n, bool) if self.phase_fitted is None else np.array(self.phase_fitted)
+        if fitted.dtype != bool or fitted.shape != (n,):
+            raise ShapeError(
+                f"phase_fitted must be {n} booleans, got {fitted.dtype} of shape {fitted.shape}"
+            )
+        fitted.setflags(write=False)
+        object.__setattr__(self, "phase_fitted", fitted)
+        rings = tuple(self.rings)
+        for i, ring in enumerate(rings):
+            if not isinstance(ring, RingTuning):
+                raise SettingsError(f"rings[{i}] must be a RingTuning, got {ring!r}")
+        object.__setattr__(self, "rings", rings)
+
+    @property
+    def n_heaters(self) -> int:
+        return int(self.p_pi_mW.size)
+
+
+def _check_finite(name: str, arr: np.ndarray) -> None:
+    if not np.all(np.isfinite(arr)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise SettingsError(f"{name}{list(idx)} must be finite, got {float(arr[idx])!r}")
+
+
+def _same_array(x: np.ndarray | None, y: np.ndarray | None) -> bool:
+    if x is None or y is None:
+        return x is None and y is None
+    return x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+
+
+def same_calibration(a: Calibration, b: Calibration) -> bool:
+    """True if ``a`` and ``b`` hold bit-identical values (so ``-0.0`` differs from ``0.0``)."""
+    if (a.chip_id, a.created, len(a.rings)) != (b.chip_id, b.created, len(b.rings)):
+        return False
+    if not all(_same_array(getattr(a, n), getattr(b, n)) for n in (*_HEATER_FIELDS, "crosstalk")):
+        return False
+    if not np.array_equal(a.phase_fitted, b.phase_fitted):
+        return False
+    ring_a = np.array([[getattr(r, n) for n in _RING_FIELDS] for r in a.rings], dtype=float)
+    ring_b = np.array([[getattr(r, n) for n in _RING_FIELDS] for r in b.rings], dtype=float)
+    return _same_array(ring_a, ring_b)
+
+
+def _to_document(cal: Calibration) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA_NAME,
+        "version": SCHEMA_VERSION,
+        "chip_id": cal.chip_id,
+        "created": cal.created,
+        **{name: getattr(cal, name).tolist() for name in _HEATER_FIELDS},
+        "crosstalk": None if cal.crosstalk is None else cal.crosstalk.tolist(),
+        "rings": [{n: getattr(r, n) for n in _RING_FIELDS} for r in cal.rings],
+        "phase_fitted": cal.phase_fitted.tolist(),
+    }
+
+
+def _encode(doc: dict[str, Any]) -> bytes:
+    # one top-level key per line, values compact; json writes floats with repr, which round-trips
+    # exactly. No trailing newline: then every proper prefix of the file is invalid JSON, so any
+    # truncation is detected.
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in doc.items()]
+    return ("{\n" + ",\n".join(lines) + "\n}").encode("ascii")
+
+
+def save_calibration(cal: Calibration, path: str | os.PathLike[str]) -> None:
+    """Write ``cal`` to ``path`` as JSON, atomically.
+
+    The bytes go to a temp file in the same directory, which is flushed and fsync'ed, then
+    renamed over ``path`` (``os.replace``), and the directory is fsync'ed so the rename itself
+    is durable. Until the rename an existing file at ``path`` is not touched; on any failure
+    the temp file is removed and the error propagates.
+    """
+    if not isinstance(cal, Calibration):
+        raise SettingsError(f"save_calibration needs a Calibration, got {type(cal).__name__}")
+    target = Path(path)
+    data = _encode(_to_document(cal))
+    directory = target.parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            if hasattr(os, "fchmod"):  # mkstemp makes 0600; keep the old file's mode or 0644
+                try:
+                    mode = target.stat().st_mode & 0o777
+                except FileNotFoundError:
+                    mode = 0o644
+                os.fchmod(fh.fileno(), mode)
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(directory)
+
+
+def _fsync_directory(directory: Path) -> None:
+    if os.name != "posix":  # directories cannot be opened for fsync on Windows
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some file systems do not support fsync on a directory
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
+
+
+class _ContentError(Exception):
+    """Internal: what is wrong with a file's content (the caller adds the path)."""
+
+
+def _reject_constant(name: str) -> float:
+    raise _ContentError(f"non-finite number {name} (calibration values must be finite)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _ContentError(f"duplicate field {key!r}")
+        out[key] = value
+    return out
+
+
+def _number(where: str, value: Any) -> float:
+    # bool is an int in Python but never a number in a calibration file
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _ContentError(f"{where} must be a number, got {value!r}")
+    try:
+        x = float(value)
+    except OverflowError:  # an integer too large for a float
+        x = math.inf
+    if not math.isfinite(x):
+        raise _ContentError(f"{where} must be finite, got {value!r}")
+    return x
+
+
+def _numbers(where: str, value: Any) -> list[float]:
+    if not isinstance(value, list):
+        raise _ContentError(f"{where} must be a list of numbers, got {type(value).__name__}")
+    return [_number(f"{where}[{i}]", v) for i, v in enumerate(value)]
+
+
+_TOP_FIELDS = (
+    "schema",
+    "version",
+    "chip_id",
+    "created",
+    *_HEATER_FIELDS,
+    "crosstalk",
+    "rings",
+    "phase_fitted",
+)
+
+
+def _from_document(doc: Any) -> Calibration:
+    if not isinstance(doc, dict):
+        raise _ContentError(f"top level must be a JSON object, got {type(doc).__name__}")
+    schema = doc.get("schema")
+    if schema != SCHEMA_NAME:
+        raise _ContentError(f"schema must be {SCHEMA_NAME!r}, got {schema!r}")
+    version = doc.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise _ContentError(f"version must be an integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise _ContentError(
+            f"written by a newer pswitch: version {version} > {SCHEMA_VERSION}; upgrade pswitch"
+        )
+    if version < 1:
+        raise _ContentError(f"unsupported version {version} (supported: 1 to {SCHEMA_VERSION})")
+    missing = [k for k in _TOP_FIELDS if k not in doc]
+    if missing:
+        raise _ContentError(f"missing field(s) {', '.join(missing)}")
+    extra = sorted(set(doc) - set(_TOP_FIELDS))
+    if extra:
+        raise _ContentError(f"unexpected field(s) {', '.join(extra)} for version {version}")
+    for key in ("chip_id", "created"):
+        if not isinstance(doc[key], str):
+            raise _ContentError(f"{key} must be a string, got {doc[key]!r}")
+    heaters = {name: _numbers(name, doc[name]) for name in _HEATER_FIELDS}
+    lengths = {name: len(v) for name, v in heaters.items()}
+    if len(set(lengths.values())) > 1:
+        raise _ContentError(f"per-heater arrays have inconsistent lengths {lengths}")
+    crosstalk = None
+    if doc["crosstalk"] is not None:
+        if not isinstance(doc["crosstalk"], list):
+            raise _ContentError(
+                f"crosstalk must be null or a list of rows, got {doc['crosstalk']!r}"
+            )
+        crosstalk = [_numbers(f"crosstalk[{i}]", row) for i, row in enumerate(doc["crosstalk"])]
+        n = lengths["p_pi_mW"]
+        if len(crosstalk) != n or any(len(row) != n for row in crosstalk):
+            shape = [len(row) for row in crosstalk]
+            raise _ContentError(
+                f"crosstalk must be {n} rows of {n} values, got rows of lengths {shape}"
+            )
+        crosstalk = np.array(crosstalk, dtype=float).reshape(n, n)
+    fitted = doc["phase_fitted"]
+    if not isinstance(fitted, list) or not all(isinstance(v, bool) for v in fitted):
+        raise _ContentError(f"phase_fitted must be a list of true/false, got {fitted!r}")
+    if len(fitted) != lengths["p_pi_mW"]:
+        raise _ContentError(
+            f"phase_fitted has {len(fitted)} values for {lengths['p_pi_mW']} heaters"
+        )
+    if not isinstance(doc["rings"], list):
+        raise _ContentError(f"rings must be a list, got {doc['rings']!r}")
+    for i, ring in enumerate(doc["rings"]):
+        if not isinstance(ring, dict) or set(ring) != set(_RING_FIELDS):
+            fields_ = ", ".join(_RING_FIELDS)
+            raise _ContentError(f"rings[{i}] must be an object with fields {fields_}, got {ring!r}")
+    try:
+        rings = [
+            RingTuning(*(_number(f"rings[{i}].{n}", ring[n]) for n in _RING_FIELDS))
+            for i, ring in enumerate(doc["rings"])
+        ]
+        return Calibration(
+            chip_id=doc["chip_id"],
+            created=doc["created"],
+            crosstalk=crosstalk,
+            rings=tuple(rings),
+            phase_fitted=np.array(fitted, dtype=bool),
+            **{name: np.array(v, dtype=float) for name, v in heaters.items()},
+        )
+    except InvalidInputError as exc:  # values of the right types but out of range
+        raise _ContentError(str(exc)) from exc
+
+
+def load_calibration(path: str | os.PathLike[str]) -> Calibration:
+    """Read a calibration written by :func:`save_calibration`.
+
+    Raises :class:`CalibrationFileError`, naming ``path`` and the problem, for a file that is
+    not UTF-8 JSON (e.g. truncated), of another schema, of a newer version, with missing,
+    unexpected, duplicate or mistyped fields, arrays of inconsistent lengths, non-finite or
+    out-of-range values. An unreadable or missing file raises the ``OSError`` as is.
+    """
+    raw = Path(path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        return _from_document(doc)
+    except UnicodeDecodeError as exc:
+        raise CalibrationFileError(
+            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise CalibrationFileError(
+            f"{path}: not valid JSON, truncated or corrupt ({exc.msg} at line {exc.lineno} "
+            f"column {exc.colno}, file of {len(raw)} bytes)"
+        ) from exc
+    except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+        raise CalibrationFileError(f"{path}: not a valid calibration ({exc})") from exc
+    except (_ContentError, RecursionError) as exc:
+        raise CalibrationFileError(f"{path}: {exc}") from exc
+
+
+def fit_crosstalk_model(
+    distance_um: ArrayLike, coupling: ArrayLike, cutoff_um: float = 120.0
+) -> CrosstalkModel:
+    """Fit the published distance law ``p1 e^{-p2 d} + p3 d + p4`` (see
+    :class:`photonics.thermal.CrosstalkModel`) to measured pair couplings at distances ``d`` (um).
+
+    A robust (soft-L1) least squares, so a few pairs spoiled by second-order effects do not pull
+    the law; the law then gives every pair's coupling from the layout. Needs at least 4 pairs.
+    """
+    d, k = _paired("distance_um", distance_um, "coupling", coupling)
+    if d.size < 4:
+        raise FitError(f"fit_crosstalk_model needs at least 4 pairs, got {d.size}")
+    scale = float(np.median(d))
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return x[0] * np.exp(-x[1] * d / scale) + x[2] * d / scale + x[3] - k
+
+    start = np.array([max(float(k.max()), 1e-6) * np.e, 1.0, 0.0, 0.0])
+    lower, upper = [0.0, 0.0, -np.inf, -np.inf], [np.inf, 50.0, np.inf, np.inf]
+    fit = least_squares(
+        residual,
+        start,
+        loss="soft_l1",
+        f_scale=0.1 * max(float(np.ptp(k)), 1e-9),
+        bounds=(lower, upper),
+    )
+    p1, p2, p3, p4 = fit.x
+    return CrosstalkModel(
+        p1=p1, p2_per_um=p2 / scale, p3_per_um=p3 / scale, p4=p4, cutoff_um=cutoff_um
+    )

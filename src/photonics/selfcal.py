@@ -1,0 +1,387 @@
+"""Self-calibration of a feed-forward mesh through its own output photodiodes.
+
+Runs against two callables, so the same procedure serves the emulated chip and a bench:
+
+- ``measure(currents_mA, input_port) -> powers``: currents of all heaters, shape ``(B, H)``; the
+  laser on one input port; returns the output photodiode powers ``(B, n)`` (any linear unit);
+- ``voltage(currents_mA) -> volts``: the heater driver's voltage read-back, ``(B, H)``.
+
+Heater channels follow :mod:`photonics.chip` (internal heater of MZI ``k`` is channel ``k``).
+
+Procedure, MZI by MZI in slot order (column by column from the inputs):
+
+1. resistance ``R(I) = a I^2 + c`` of every heater from an I-V sweep;
+2. the MZI's internal heater is swept while the laser enters its top input alone (every MZI
+   upstream is already calibrated and set to bar, the laser on the input of the same mode); the
+   fringe's period on any detector gives P_pi;
+3. its phase offset cannot come from the same fringe (the uncalibrated mesh downstream mixes its
+   two outputs with unknown phases), so it comes from a *probe*: the next MZI that one output
+   enters alone. When the MZI is at bar, nothing reaches a probe below it, so sweeping the
+   probe's heater changes no detector; the zero of that sensitivity is the bar point, found by a
+   grid and a bounded scalar minimisation (a probe above it is dark at cross instead). An output
+   that meets no further MZI is read directly from its photodiode instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
+
+from photonics.calibration import (
+    Calibration,
+    fit_crosstalk,
+    fit_crosstalk_model,
+    fit_fringe,
+    fit_heater_resistance,
+)
+from photonics.errors import FitError
+from photonics.feedforward import FeedForwardMesh
+from photonics.thermal import (
+    DEFAULT_P_PI_MW,
+    Heaters,
+    crosstalk_matrix,
+    current_for_power,
+    currents_for_phase,
+)
+
+Measure = Callable[[np.ndarray, int], np.ndarray]
+Voltage = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class SelfCalibration:
+    """Result of :func:`calibrate_mesh`: the chip's :class:`Calibration` (every heater's
+    resistance; P_pi and bias of every MZI's internal heater, ``2 theta = pi P / P_pi + bias``),
+    how each MZI's bias was found, and how many detector readings it took."""
+
+    calibration: Calibration
+    methods: tuple[str, ...]  # "probe-below", "probe-above", "direct-top" or "direct-bottom"
+    measurements: int
+
+
+def internal_heaters(cal: Calibration, n_mzis: int) -> Heaters:
+    """The MZIs' internal heaters (channels 0 .. n_mzis - 1) as the calibration describes them."""
+    k = slice(0, n_mzis)
+    return Heaters(
+        n_mzis,
+        p_pi_mW=cal.p_pi_mW[k],
+        bias_rad=cal.bias_rad[k],
+        r0_ohm=cal.c_ohm[k],
+        r_rise_ohm_per_mA2=cal.a_ohm_per_mA2[k],
+        drift_rad_per_K=0.0,
+    )
+
+
+def currents_for_theta(
+    cal: Calibration, theta_rad: np.ndarray, n_heaters: int, compensate: bool = True
+) -> np.ndarray:
+    """Heater currents (mA) that set the MZIs to ``theta`` (rad) per ``cal``; other heaters 0.
+
+    With ``compensate`` and a crosstalk matrix in ``cal``, the internal heaters' mutual thermal
+    crosstalk is pre-compensated.
+    """
+    n_mzis = len(theta_rad)
+    K = None
+    if compensate and cal.crosstalk is not None:
+        K = sp.csr_matrix(cal.crosstalk[:n_mzis, :n_mzis])
+    current = np.zeros(n_heaters)
+    current[:n_mzis] = currents_for_phase(
+        internal_heaters(cal, n_mzis), 2 * np.asarray(theta_rad), K
+    )
+    return current
+
+
+def _downstream(mesh: FeedForwardMesh, k: int, mode: int) -> int | None:
+    """Index of the first MZI after ``k`` on ``mode``, or None."""
+    later = np.flatnonzero(
+        (mesh.columns > mesh.columns[k]) & ((mesh.modes == mode) | (mesh.modes + 1 == mode))
+    )
+    return int(later[0]) if later.size else None
+
+
+def _probe(mesh: FeedForwardMesh, k: int) -> tuple[str, int | None]:
+    """How to find MZI ``k``'s bar point, and the probe MZI if one is used."""
+    m = int(mesh.modes[k])
+    below, above = _downstream(mesh, k, m + 1), _downstream(mesh, k, m)
+    if below is None:
+        return "direct-bottom", None
+    if above is None:
+        return "direct-top", None
+    # a probe must meet only one of MZI k's outputs at its first column after k
+    if mesh.modes[below] == m + 1 and mesh.columns[below] == mesh.columns[k] + 1:
+        return "probe-below", below
+    if mesh.modes[above] == m - 1 and mesh.columns[above] == mesh.columns[k] + 1:
+        return "probe-above", above
+    raise FitError(f"MZI {k} has no probe: neither output meets a lone MZI in the next column")
+
+
+def _rows(start: np.ndarray, channel: int, currents: np.ndarray) -> np.ndarray:
+    """Copies of the current vector ``start``, one per value of ``channel``'s ``currents``."""
+    rows = np.repeat(start[None, :], len(currents), axis=0)
+    rows[:, channel] = currents
+    return rows
+
+
+def _zero_of(f: Callable[[float], float], p_pi: float, p_max: float, floor: float) -> float:
+    """Where the non-negative ``f`` vanishes over one period from ``floor`` (mW): a 24-point
+    grid, then a bounded scalar search around the grid's minimum (mW)."""
+    grid = floor + np.linspace(0, 2 * p_pi, 25)[:-1]
+    i = int(np.argmin([f(p) for p in grid]))
+    step = grid[1] - grid[0]
+    bounds = (max(grid[i] - step, floor), min(grid[i] + step, p_max))
+    return float(
+        minimize_scalar(f, bounds=bounds, method="bounded", options={"xatol": 1e-3 * p_pi}).x
+    )
+
+
+@dataclass(frozen=True)
+class _Rig:
+    """What the procedures share: the mesh, the instruments, fitted resistances (a, c)."""
+
+    mesh: FeedForwardMesh
+    measure: Measure
+    a: np.ndarray
+    c: np.ndarray
+    p_max: float
+    sweep_points: int
+    prior: Calibration | None = None  # with crosstalk: measure with it compensated
+
+    @property
+    def floor(self) -> float:
+        """Lowest power a sweep uses, mW: with compensation, a heater needs room to be turned
+        down for its neighbours' warmth (a heater can only heat)."""
+        compensating = self.prior is not None and self.prior.crosstalk is not None
+        return 0.15 * self.p_max if compensating else 0.0
+
+    def current(self, channel: int, power_mW: np.ndarray | float) -> np.ndarray:
+        return current_for_power(power_mW, self.c[channel], self.a[channel])
+
+    def read(self, rows: np.ndarray, port: int) -> np.ndarray:
+        """Measure, first undoing the known crosstalk among the MZIs' internal heaters: each
+        row's heaters are driven so that their phases are what the row asks for alone."""
+        if self.prior is not None and self.prior.crosstalk is not None:
+            n = self.mesh.n_mzis
+            p_pi = self.prior.p_pi_mW[:n]
+            drive = rows[:, :n]
+            wanted = np.pi * 1e-3 * drive**2 * (self.a[:n] * drive**2 + self.c[:n]) / p_pi
+            own = np.linalg.solve(np.eye(n) + self.prior.crosstalk[:n, :n], wanted.T).T
+            power = np.clip(own * p_pi / np.pi, 0, self.p_max)  # heaters only heat, within limits
+            rows = rows.copy()
+            rows[:, :n] = current_for_power(power, self.c[:n], self.a[:n])
+        return np.asarray(self.measure(rows, port), dtype=float)
+
+    def sweep(self, base: np.ndarray, channel: int, powers: np.ndarray, port: int) -> np.ndarray:
+        return self.read(_rows(base, channel, self.current(channel, powers)), port)
+
+    def bias(
+        self, k: int, base: np.ndarray, p_pi: float, probe_offset_mW: float = 0.0
+    ) -> tuple[float, str]:
+        """Bias (rad) of MZI ``k``'s internal heater with the other heaters at ``base``, and the
+        method used (see the module docstring). The probe's steps start at ``probe_offset_mW``."""
+        m = int(self.mesh.modes[k])
+        method, probe = _probe(self.mesh, k)
+        if probe is None:
+            powers = self.floor + np.linspace(0, 2 * p_pi, self.sweep_points)
+            out = m + 1 if method == "direct-bottom" else m
+            seen = self.sweep(base, k, powers, m)[:, out]
+            fringe = fit_fringe(powers, seen, p_pi_range_mW=(0.8 * p_pi, 1.25 * p_pi))
+            # bottom output ~ sin^2(theta) = (1 - cos 2 theta) / 2; top ~ (1 + cos 2 theta) / 2
+            return fringe.bias_rad - (np.pi if method == "direct-bottom" else 0.0), method
+        # three probe states over a third of the range: contrast, yet little heat on MZI k
+        steps = self.current(probe, probe_offset_mW + np.array([0, self.p_max / 6, self.p_max / 3]))
+
+        def sensitivity(power: float) -> float:
+            """Summed spread of the detectors while the probe's heater is stepped."""
+            start = _rows(base, k, self.current(k, np.array([power])))[0]
+            return float(np.std(self.read(_rows(start, probe, steps), m), axis=0).sum())
+
+        zero = _zero_of(sensitivity, p_pi, self.p_max, self.floor)
+        # below: dark at bar (2 theta = 0); above: dark at cross (2 theta = pi)
+        return (0.0 if method == "probe-below" else np.pi) - np.pi * zero / p_pi, method
+
+
+def _park(bias_rad: float, p_pi_mW: float, p_max_mW: float) -> float:
+    """Power (mW) that holds an MZI at bar; lifted by a full period (2 P_pi, the same state) when
+    it would be nearly cold, so crosstalk compensation has room to turn it down."""
+    power = float(np.mod(-bias_rad, 2 * np.pi) * p_pi_mW / np.pi)
+    return (
+        power + 2 * p_pi_mW if power < 0.5 * p_pi_mW and power + 2 * p_pi_mW <= p_max_mW else power
+    )
+
+
+def _counting(measure: Measure) -> tuple[Measure, list[int]]:
+    count = [0]
+
+    def counted(currents: np.ndarray, port: int) -> np.ndarray:
+        count[0] += len(currents)
+        return np.asarray(measure(currents, port), dtype=float)
+
+    return counted, count
+
+
+def calibrate_mesh(
+    mesh: FeedForwardMesh,
+    measure: Measure,
+    voltage: Voltage,
+    n_heaters: int,
+    max_current_mA: float,
+    chip_id: str = "chip",
+    nominal_p_pi_mW: float = DEFAULT_P_PI_MW,
+    sweep_points: int = 41,
+    progress: Callable[[int, int], None] | None = None,
+    prior: Calibration | None = None,
+) -> SelfCalibration:
+    """Calibrate every heater's resistance and every MZI's internal heater (see module doc).
+
+    ``max_current_mA`` bounds every current used. Heaters whose phase no photodiode can see
+    here (input and output phase shifters) keep ``nominal_p_pi_mW`` and bias 0, flagged in
+    ``phase_fitted``. ``progress(done, total)`` is called after each MZI. Raises
+    :class:`FitError` when a fringe has no contrast or the heater cannot reach a full period
+    (P_pi more than half the power at ``max_current_mA``).
+
+    With a ``prior`` calibration that holds a crosstalk matrix (from
+    :func:`calibrate_crosstalk`), every measurement is made with that crosstalk compensated,
+    so the biases found are the heaters' own and the result keeps the crosstalk matrix.
+    """
+    counted, count = _counting(measure)
+    sweep = np.linspace(0, max_current_mA, 9)
+    volts = np.asarray(voltage(np.repeat(sweep[:, None], n_heaters, axis=1)), dtype=float)
+    fits = [fit_heater_resistance(sweep, volts[:, h]) for h in range(n_heaters)]
+    a = np.array([f.a_ohm_per_mA2 for f in fits])
+    c = np.array([f.c_ohm for f in fits])
+    p_max = float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
+    rig = _Rig(mesh, counted, a, c, p_max, sweep_points, prior)
+
+    base = np.zeros(n_heaters)
+    if prior is not None:  # park every MZI at its bar, with headroom for the compensation
+        for k in range(mesh.n_mzis):
+            base[k] = rig.current(k, _park(prior.bias_rad[k], prior.p_pi_mW[k], p_max))
+    p_pi_fit = np.full(n_heaters, nominal_p_pi_mW)
+    bias_fit = np.zeros(n_heaters)
+    methods = []
+    for k in range(mesh.n_mzis):
+        powers = np.linspace(rig.floor, p_max, sweep_points)
+        seen = rig.sweep(base, k, powers, int(mesh.modes[k]))
+        loudest = int(np.argmax(np.ptp(seen, axis=0)))
+        p_pi = fit_fringe(powers, seen[:, loudest]).p_pi_mW
+        if 2 * p_pi > p_max:
+            raise FitError(
+                f"MZI {k}: P_pi = {p_pi:.3g} mW needs more than the {p_max:.3g} mW that "
+                f"{max_current_mA} mA gives for a full period"
+            )
+        bias, method = rig.bias(k, base, p_pi)
+        p_pi_fit[k], bias_fit[k] = p_pi, np.mod(bias, 2 * np.pi)
+        methods.append(method)
+        base[k] = rig.current(k, _park(bias, p_pi, p_max))
+        if progress is not None:
+            progress(k + 1, mesh.n_mzis)
+    calibration = Calibration(
+        chip_id=chip_id,
+        p_pi_mW=p_pi_fit,
+        bias_rad=bias_fit,
+        a_ohm_per_mA2=a,
+        c_ohm=c,
+        created=datetime.now(UTC).isoformat(),
+        phase_fitted=np.arange(n_heaters) < mesh.n_mzis,
+        crosstalk=None if prior is None else prior.crosstalk,
+    )
+    return SelfCalibration(calibration, tuple(methods), count[0])
+
+
+def probe_of(mesh: FeedForwardMesh, k: int) -> int | None:
+    """The probe MZI used to find MZI ``k``'s bias, or None when it is read directly."""
+    return _probe(mesh, k)[1]
+
+
+def calibrate_crosstalk(
+    mesh: FeedForwardMesh,
+    measure: Measure,
+    calibration: Calibration,
+    positions_um: np.ndarray,
+    max_current_mA: float,
+    radius_um: float = 120.0,
+    sweep_points: int = 41,
+) -> Calibration:
+    """Thermal crosstalk among the MZIs' internal heaters, by pairwise aggressor/victim sweeps.
+
+    With the mesh at bar, the victim's bias is found as in :func:`calibrate_mesh` with the
+    aggressor at its bar power and again heated. The bias methods do not depend on the mesh
+    after the victim, so the aggressor's optical state matters only if it carries the victim's
+    light: such an aggressor is heated by exactly 2 P_pi (same state) when its current limit
+    allows, else the pair is skipped; an aggressor that is the victim's probe has its steps
+    raised instead. Every pair of internal heaters closer than ``radius_um`` (per the layout's
+    ``positions_um``, (H, 2) um) is measured, the per-pair couplings come from
+    :func:`fit_crosstalk`, and the published distance law fitted to them robustly
+    (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks the victim's
+    light through the warmed mesh around it, which spoils a few pairs. Returns ``calibration``
+    with ``crosstalk`` set (internal heaters only).
+    """
+    n_mzis, H = mesh.n_mzis, calibration.n_heaters
+    a_fit, c_fit = calibration.a_ohm_per_mA2, calibration.c_ohm
+    p_max = float(np.min(1e-3 * max_current_mA**2 * (a_fit * max_current_mA**2 + c_fit)))
+    bar_power = (
+        np.mod(-calibration.bias_rad[:n_mzis], 2 * np.pi) * calibration.p_pi_mW[:n_mzis] / np.pi
+    )
+    base = np.zeros(H)
+    base[:n_mzis] = current_for_power(bar_power, c_fit[:n_mzis], a_fit[:n_mzis])
+    shift = np.zeros((H, H, 1))  # victim phase shift per rad of aggressor phase
+    pos = np.asarray(positions_um, dtype=float)[:n_mzis]
+    distance = np.linalg.norm(pos[:, None, :] - pos[None, :, :], axis=-1)
+    measured = np.zeros((n_mzis, n_mzis), bool)
+    for v in range(n_mzis):
+        rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points)
+        m, p_pi = int(mesh.modes[v]), calibration.p_pi_mW[v]
+        on_path = (mesh.columns < mesh.columns[v]) & ((mesh.modes == m) | (mesh.modes + 1 == m))
+        probe = probe_of(mesh, v)
+        cold, _ = rig.bias(v, base, p_pi)
+        for a in np.flatnonzero((distance[v] <= radius_um) & (np.arange(n_mzis) != v)):
+            if on_path[a]:
+                swing = 2 * calibration.p_pi_mW[a]
+            elif a == probe:
+                swing = p_max / 3
+            else:
+                swing = p_max - bar_power[a]
+            if bar_power[a] * (a != probe) + swing > p_max * (1 + 1e-9):
+                continue
+            if a == probe:
+                heated, _ = rig.bias(v, base, p_pi, probe_offset_mW=swing)
+            else:
+                hot = base.copy()
+                hot[a] = rig.current(a, bar_power[a] + swing)
+                heated, _ = rig.bias(v, hot, p_pi)
+            own_change = np.pi * swing / calibration.p_pi_mW[a]
+            shift[v, a, 0] = np.angle(np.exp(1j * (heated - cold))) / own_change
+            measured[v, a] = True
+    pairs = fit_crosstalk(np.array([1.0]), shift)[:n_mzis, :n_mzis]
+    law = fit_crosstalk_model(distance[measured], pairs[measured], cutoff_um=radius_um)
+    K = np.zeros((H, H))
+    K[:n_mzis, :n_mzis] = crosstalk_matrix(pos, law).toarray()
+    return replace(calibration, crosstalk=K)
+
+
+def self_calibrate(
+    mesh: FeedForwardMesh,
+    measure: Measure,
+    voltage: Voltage,
+    n_heaters: int,
+    max_current_mA: float,
+    positions_um: np.ndarray | None = None,
+    chip_id: str = "chip",
+) -> SelfCalibration:
+    """The whole procedure: :func:`calibrate_mesh`; then, given the heaters' layout
+    ``positions_um`` ((H, 2) um), :func:`calibrate_crosstalk` and a second
+    :func:`calibrate_mesh` with that crosstalk compensated (whose biases no longer carry the
+    neighbours' warmth)."""
+    first = calibrate_mesh(mesh, measure, voltage, n_heaters, max_current_mA, chip_id)
+    if positions_um is None:
+        return first
+    coupled = calibrate_crosstalk(mesh, measure, first.calibration, positions_um, max_current_mA)
+    second = calibrate_mesh(
+        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, prior=coupled
+    )
+    return replace(second, measurements=first.measurements + second.measurements)

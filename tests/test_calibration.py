@@ -1,0 +1,729 @@
+import json
+import math
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import seeds
+
+from photonics.calibration import (
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    Calibration,
+    RingTuning,
+    fit_crosstalk,
+    fit_fringe,
+    fit_heater_resistance,
+    fit_ring_tuning,
+    load_calibration,
+    same_calibration,
+    save_calibration,
+)
+from photonics.errors import CalibrationFileError, FitError, SettingsError, ShapeError
+
+TWO_PI = 2 * np.pi
+CREATED = "2026-01-02T03:04:05.123456+00:00"
+
+
+def phase_error(a: float, b: float) -> float:
+    """|a - b| wrapped to [0, pi]."""
+    return abs(math.remainder(a - b, TWO_PI))
+
+
+def fringe(p: np.ndarray, p_pi: float, bias: float, amplitude: float, offset: float) -> np.ndarray:
+    return offset + amplitude * np.cos(np.pi * p / p_pi + bias)
+
+
+def small_calibration(**overrides) -> Calibration:
+    kwargs = dict(
+        chip_id="hex6-0042",
+        p_pi_mW=[21.4, 22.8, 1.34],
+        bias_rad=[0.0, 3.1, 6.2],
+        a_ohm_per_mA2=[0.5, 0.45, 0.55],
+        c_ohm=[500.0, 512.5, 488.25],
+        created=CREATED,
+        crosstalk=[[0.0, 0.11, 0.002], [0.1, 0.0, 0.025], [0.0, 0.03, 0.0]],
+        rings=(RingTuning(1550.12, 0.0184, 1e-4), RingTuning(1551.0, 0.02)),
+    )
+    kwargs.update(overrides)
+    return Calibration(**kwargs)
+
+
+# ------------------------------------------------------------------------------------------------
+# heater resistance
+
+
+def test_resistance_recovers_known_values_on_noiseless_data() -> None:
+    a, c = 0.5, 500.0
+    current = np.linspace(-10, 10, 21)  # includes I = 0, which must be ignored
+    voltage = current * 1e-3 * (a * current**2 + c)
+    fit = fit_heater_resistance(current, voltage)
+    assert fit.a_ohm_per_mA2 == pytest.approx(a, rel=1e-12)
+    assert fit.c_ohm == pytest.approx(c, rel=1e-13)
+    assert fit.rms_residual_ohm < 1e-10
+
+
+@given(st.floats(0, 2), st.floats(50, 5000), st.floats(1, 20), st.integers(3, 40))
+def test_resistance_fit_is_exact_for_any_parameters(a, c, i_max, n) -> None:
+    current = np.linspace(0, i_max, n + 1)[1:]
+    voltage = current * 1e-3 * (a * current**2 + c)
+    fit = fit_heater_resistance(current, voltage)
+    assert fit.a_ohm_per_mA2 == pytest.approx(a, rel=1e-9, abs=1e-9)
+    assert fit.c_ohm == pytest.approx(c, rel=1e-12)
+
+
+def test_resistance_with_noise_reports_the_residual() -> None:
+    rng = np.random.default_rng(7)
+    current = np.linspace(0.5, 10, 40)
+    r = 0.5 * current**2 + 500 + rng.normal(0, 0.2, current.size)
+    fit = fit_heater_resistance(current, current * 1e-3 * r)
+    assert fit.a_ohm_per_mA2 == pytest.approx(0.5, abs=0.01)
+    assert fit.c_ohm == pytest.approx(500, abs=0.2)
+    assert 0.1 < fit.rms_residual_ohm < 0.3
+
+
+@pytest.mark.parametrize(
+    ("current", "voltage", "error", "match"),
+    [
+        ([1, 2, 3], [1, 2], ShapeError, r"current_mA has shape \(3,\) but voltage_V has shape"),
+        ([[1, 2, 3]], [[1, 2, 3]], ShapeError, "must be 1-D"),
+        (["a", "b", "c"], [1, 2, 3], ShapeError, "current_mA must be a rectangular array"),
+        ([1, 2, 3], [0.5, np.nan, 1.5], FitError, "voltage_V must be finite; sample 1 is nan"),
+        ([1, np.inf, 3], [0.5, 1.0, 1.5], FitError, "current_mA must be finite; sample 1 is inf"),
+        ([0, 1, 2], [0, 0.5, 1.0], FitError, "at least 3 points with current_mA != 0, got 2"),
+        ([2, -2, 2], [1, -1, 1], FitError, r"two distinct \|I\| values, got \|I\| = 2.0"),
+    ],
+)
+def test_resistance_rejects_bad_input(current, voltage, error, match) -> None:
+    with pytest.raises(error, match=match):
+        fit_heater_resistance(current, voltage)
+
+
+# ------------------------------------------------------------------------------------------------
+# fringes
+
+
+def test_fringe_recovers_known_values_on_noiseless_data() -> None:
+    p = np.linspace(0, 100, 201)
+    fit = fit_fringe(p, fringe(p, 21.4, 2.0, 0.8, 1.0))
+    assert fit.p_pi_mW == pytest.approx(21.4, rel=1e-10)
+    assert phase_error(fit.bias_rad, 2.0) < 1e-9
+    assert fit.amplitude == pytest.approx(0.8, rel=1e-10)
+    assert fit.offset == pytest.approx(1.0, rel=1e-10)
+    assert fit.rms_residual < 1e-10
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fringe_with_one_percent_noise_is_within_stated_tolerance(seed: int) -> None:
+    # measured over 500 draws: std of the P_pi error 1.8e-4 relative, of the bias 2.0e-3 rad;
+    # the tolerances below are about ten standard deviations
+    rng = np.random.default_rng(seed)
+    p_pi, bias, amplitude, offset = 21.4, rng.uniform(0, TWO_PI), 1.0, 1.2
+    p = np.linspace(0, 6 * p_pi, 201)  # three fringes
+    y = fringe(p, p_pi, bias, amplitude, offset) + rng.normal(0, 0.01 * amplitude, p.size)
+    fit = fit_fringe(p, y)
+    assert fit.p_pi_mW == pytest.approx(p_pi, rel=2e-3)
+    assert phase_error(fit.bias_rad, bias) < 0.02
+    assert fit.amplitude == pytest.approx(amplitude, rel=0.01)
+    assert fit.offset == pytest.approx(offset, abs=0.01)
+    assert fit.rms_residual == pytest.approx(0.01 * amplitude, rel=0.2)
+
+
+@given(
+    p_pi=st.floats(1, 30),
+    bias=st.floats(0, TWO_PI, exclude_max=True),
+    amplitude=st.floats(0.01, 10),
+    offset=st.floats(-10, 10),
+    fringes=st.floats(1, 4),  # the sweep covers 2 P_pi to 8 P_pi
+    n=st.integers(60, 300),
+)
+def test_fringe_recovers_p_pi_and_bias_for_any_parameters(
+    p_pi, bias, amplitude, offset, fringes, n
+) -> None:
+    p = np.linspace(0, 2 * p_pi * fringes, n)
+    fit = fit_fringe(p, fringe(p, p_pi, bias, amplitude, offset))
+    assert fit.p_pi_mW == pytest.approx(p_pi, rel=1e-6)
+    assert phase_error(fit.bias_rad, bias) < 1e-6
+    assert 0 <= fit.bias_rad < TWO_PI
+    assert fit.amplitude >= 0
+    assert fit.amplitude == pytest.approx(amplitude, rel=1e-6)
+
+
+@pytest.mark.parametrize("bias", [0.0, 1e-13, TWO_PI - 1e-13, np.pi])
+def test_fringe_bias_is_wrapped_into_zero_two_pi(bias: float) -> None:
+    p = np.linspace(0, 40, 101)
+    fit = fit_fringe(p, fringe(p, 10.0, bias, 1.0, 0.0))
+    assert 0 <= fit.bias_rad < TWO_PI
+    assert phase_error(fit.bias_rad, bias) < 1e-9
+
+
+def test_fringe_bias_refers_to_zero_power_for_shuffled_sweeps_away_from_zero() -> None:
+    rng = np.random.default_rng(3)
+    p = rng.permutation(np.linspace(30, 80, 151))
+    fit = fit_fringe(p, fringe(p, 13.0, 4.0, 2.0, 3.0))
+    assert fit.p_pi_mW == pytest.approx(13.0, rel=1e-9)
+    assert phase_error(fit.bias_rad, 4.0) < 1e-8
+
+
+def test_fringe_of_an_under_etched_heater() -> None:
+    p = np.linspace(0, 6, 241)  # P_pi = 1.34 mW, about 2.2 fringes
+    fit = fit_fringe(p, fringe(p, 1.34, 5.5, 0.3, 0.31))
+    assert fit.p_pi_mW == pytest.approx(1.34, rel=1e-9)
+    assert phase_error(fit.bias_rad, 5.5) < 1e-9
+
+
+def test_fringe_scan_range_selects_among_the_allowed_p_pi() -> None:
+    p = np.linspace(0, 100, 201)
+    y = fringe(p, 21.4, 1.0, 1.0, 1.0)
+    assert fit_fringe(p, y, p_pi_range_mW=(10, 40)).p_pi_mW == pytest.approx(21.4, rel=1e-10)
+    # a range that excludes the truth cannot find it: the refinement may only step a little out
+    with pytest.raises(FitError, match="contrast"):
+        fit_fringe(p, y, p_pi_range_mW=(1, 2))
+
+
+@pytest.mark.parametrize(
+    ("p_pi_range", "match"),
+    [
+        ((5, 1), r"0 < lo < hi .* got \(5, 1\)"),
+        ((-1, 10), r"0 < lo < hi .* got \(-1, 10\)"),
+        ((0, 10), r"got \(0, 10\)"),
+        ((1, math.nan), r"got \(1, nan\)"),
+        ((1,), r"p_pi_range_mW must be \(lo, hi\) in mW, got \(1,\)"),
+        ((1e-9, 10), "scan points"),
+    ],
+)
+def test_fringe_rejects_a_bad_scan_range(p_pi_range, match) -> None:
+    p = np.linspace(0, 100, 201)
+    with pytest.raises(SettingsError, match=match):
+        fit_fringe(p, fringe(p, 21.4, 1.0, 1.0, 1.0), p_pi_range_mW=p_pi_range)
+
+
+def test_fringe_refuses_flat_data() -> None:
+    p = np.linspace(0, 100, 201)
+    with pytest.raises(FitError, match=r"detected has no contrast: every sample is 0\.7"):
+        fit_fringe(p, np.full(p.size, 0.7))
+
+
+def test_fringe_refuses_noise_without_a_fringe() -> None:
+    rng = np.random.default_rng(11)
+    p = np.linspace(0, 100, 201)
+    with pytest.raises(FitError, match=r"no usable contrast: the best fringe explains only"):
+        fit_fringe(p, 1.0 + rng.normal(0, 0.01, p.size))
+
+
+@pytest.mark.parametrize(
+    ("power", "detected", "error", "match"),
+    [
+        (np.arange(4.0), np.arange(4.0), FitError, "at least 5 points, got 4"),
+        (np.full(10, 3.0), np.arange(10.0), FitError, r"power_mW does not vary \(all 3.0 mW\)"),
+        (np.arange(10.0), np.arange(9.0), ShapeError, r"\(10,\) but detected has shape \(9,\)"),
+        (np.arange(10.0), [*range(9), math.nan], FitError, "detected must be finite; sample 9"),
+    ],
+)
+def test_fringe_rejects_bad_input(power, detected, error, match) -> None:
+    with pytest.raises(error, match=match):
+        fit_fringe(power, detected)
+
+
+# ------------------------------------------------------------------------------------------------
+# crosstalk
+
+
+def random_coupling(rng: np.random.Generator, n: int) -> np.ndarray:
+    K = rng.uniform(-0.05, 0.2, (n, n))
+    np.fill_diagonal(K, 0)
+    return K
+
+
+def test_crosstalk_recovers_the_coupling_matrix() -> None:
+    rng = np.random.default_rng(1)
+    K = random_coupling(rng, 5)
+    phase = np.linspace(0, TWO_PI, 9)
+    shifts = K[:, :, None] * phase
+    shifts[np.arange(5), np.arange(5)] = np.nan  # the diagonal is ignored
+    fit = fit_crosstalk(phase, shifts)
+    assert fit.shape == (5, 5)
+    assert np.array_equal(np.diag(fit), np.zeros(5))
+    np.testing.assert_allclose(fit, K, rtol=1e-12, atol=1e-15)
+
+
+def test_crosstalk_accepts_one_sweep_per_aggressor() -> None:
+    rng = np.random.default_rng(2)
+    K = random_coupling(rng, 3)
+    phase = rng.uniform(0, TWO_PI, (3, 7))  # [aggressor, sample]
+    shifts = K[:, :, None] * phase[None, :, :]
+    np.testing.assert_allclose(fit_crosstalk(phase, shifts), K, rtol=1e-12, atol=1e-15)
+
+
+def test_crosstalk_with_noise_is_close() -> None:
+    rng = np.random.default_rng(4)
+    K = random_coupling(rng, 4)
+    phase = np.linspace(0, TWO_PI, 50)
+    shifts = K[:, :, None] * phase + rng.normal(0, 1e-3, (4, 4, 50))
+    # slope std = 1e-3 / sqrt(sum phase^2) ~ 5e-5
+    np.testing.assert_allclose(fit_crosstalk(phase, shifts), K, atol=3e-4)
+
+
+def test_crosstalk_of_a_single_heater_is_zero() -> None:
+    assert np.array_equal(fit_crosstalk([1.0, 2.0], [[[np.nan, np.nan]]]), np.zeros((1, 1)))
+
+
+@pytest.mark.parametrize(
+    ("phase", "shifts", "error", "match"),
+    [
+        (np.ones(4), np.zeros((3, 2, 4)), ShapeError, r"\(H, H, S\).* got \(3, 2, 4\)"),
+        (np.ones(4), np.zeros((3, 4)), ShapeError, r"got \(3, 4\)"),
+        (np.ones(5), np.zeros((3, 3, 4)), ShapeError, r"\(4,\) or \(3, 4\).* got \(5,\)"),
+        (np.zeros(4), np.zeros((3, 3, 4)), FitError, "aggressor 0's phase sweep is all zero"),
+        ([1, 2, np.nan], np.zeros((2, 2, 3)), FitError, r"aggressor_phase_rad\[2\] .*got nan"),
+        (np.ones(2), [[[0, 0], [0]], [[0, 0], [0, 0]]], ShapeError, "victim_shift_rad must be"),
+    ],
+)
+def test_crosstalk_rejects_bad_input(phase, shifts, error, match) -> None:
+    with pytest.raises(error, match=match):
+        fit_crosstalk(phase, shifts)
+
+
+def test_crosstalk_names_a_non_finite_off_diagonal_sample() -> None:
+    shifts = np.zeros((3, 3, 4))
+    shifts[2, 0, 1] = np.inf
+    with pytest.raises(FitError, match=r"victim_shift_rad\[2, 0, 1\] .*victim 2, aggressor 0"):
+        fit_crosstalk(np.arange(1.0, 5.0), shifts)
+
+
+# ------------------------------------------------------------------------------------------------
+# rings
+
+
+def test_ring_tuning_recovers_known_values() -> None:
+    p = np.linspace(0, 20, 11)
+    fit = fit_ring_tuning(p, 1550.12 + 0.0184 * p)
+    assert fit.lambda0_nm == pytest.approx(1550.12, rel=1e-15)
+    assert fit.slope_nm_per_mW == pytest.approx(0.0184, rel=1e-10)
+    assert fit.rms_residual_nm < 1e-10
+
+
+def test_ring_tuning_with_noise() -> None:
+    rng = np.random.default_rng(5)
+    p = np.linspace(0, 20, 41)
+    fit = fit_ring_tuning(p, 1550.12 + 0.0184 * p + rng.normal(0, 1e-4, p.size))
+    assert fit.slope_nm_per_mW == pytest.approx(0.0184, abs=3e-5)
+    assert fit.lambda0_nm == pytest.approx(1550.12, abs=2e-4)
+    assert 5e-5 < fit.rms_residual_nm < 2e-4
+
+
+@pytest.mark.parametrize(
+    ("power", "resonance", "error", "match"),
+    [
+        ([0, 1], [1550, 1550.1], FitError, "at least 3 points, got 2"),
+        ([2, 2, 2], [1550, 1550.1, 1550.2], FitError, r"heater_power_mW does not vary \(all 2.0"),
+        ([0, 1, 2], [1550, np.nan, 1550.2], FitError, "resonance_nm must be finite; sample 1"),
+        ([0, 1, 2], [1550, 1550.1], ShapeError, r"heater_power_mW has shape \(3,\)"),
+    ],
+)
+def test_ring_tuning_rejects_bad_input(power, resonance, error, match) -> None:
+    with pytest.raises(error, match=match):
+        fit_ring_tuning(power, resonance)
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((1550.0, math.inf), "slope_nm_per_mW must be finite, got inf"),
+        ((1550.0, 0.01, -1.0), "rms_residual_nm must be >= 0, got -1.0"),
+        (("1550", 0.01), "lambda0_nm must be a number, got '1550'"),
+    ],
+)
+def test_ring_tuning_rejects_bad_values(args, match) -> None:
+    with pytest.raises(SettingsError, match=match):
+        RingTuning(*args)
+
+
+# ------------------------------------------------------------------------------------------------
+# the Calibration object
+
+
+def test_calibration_copies_and_freezes_its_arrays() -> None:
+    p_pi = np.array([21.4, 22.8])
+    cal = small_calibration(
+        p_pi_mW=p_pi, bias_rad=[0, 1], a_ohm_per_mA2=[0.5, 0.5], c_ohm=[500, 500], crosstalk=None
+    )
+    p_pi[0] = 99.0
+    assert cal.p_pi_mW[0] == 21.4
+    assert cal.n_heaters == 2
+    with pytest.raises(ValueError, match="read-only"):
+        cal.bias_rad[0] = 1.0
+    assert cal.crosstalk is None
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "match"),
+    [
+        ({"p_pi_mW": [21.4, 22.8]}, ShapeError, "bias_rad has 3 values but p_pi_mW has 2"),
+        ({"c_ohm": [500.0, 510.0]}, ShapeError, "c_ohm has 2 values but p_pi_mW has 3"),
+        ({"bias_rad": [[0.0, 1.0, 2.0]]}, ShapeError, r"bias_rad must be 1-D .*\(1, 3\)"),
+        ({"p_pi_mW": [21.4, -1.0, 1.0]}, SettingsError, r"p_pi_mW\[1\] must be > 0, got -1.0"),
+        ({"c_ohm": [500.0, 0.0, 1.0]}, SettingsError, r"c_ohm\[1\] must be > 0, got 0.0"),
+        ({"bias_rad": [0.0, 1.0, math.nan]}, SettingsError, r"bias_rad\[2\] must be finite"),
+        ({"crosstalk": np.eye(3)}, SettingsError, r"crosstalk\[0, 0\] must be 0"),
+        ({"crosstalk": np.zeros((3, 2))}, ShapeError, r"shape \(3, 3\), got \(3, 2\)"),
+        ({"c_ohm": ["a", "b", "c"]}, ShapeError, "c_ohm must be a rectangular array"),
+        ({"chip_id": ""}, SettingsError, "chip_id must be a non-empty string"),
+        ({"created": "yesterday"}, SettingsError, "ISO 8601 time, got 'yesterday'"),
+        ({"rings": ((1550.0, 0.01, 0.0),)}, SettingsError, r"rings\[0\] must be a RingTuning"),
+    ],
+)
+def test_calibration_rejects_bad_values(overrides, error, match) -> None:
+    with pytest.raises(error, match=match):
+        small_calibration(**overrides)
+
+
+def test_same_calibration_compares_bits() -> None:
+    a = small_calibration()
+    assert same_calibration(a, small_calibration())
+    assert not same_calibration(a, small_calibration(bias_rad=[-0.0, 3.1, 6.2]))
+    assert not same_calibration(a, small_calibration(bias_rad=[0.0, 3.1, np.nextafter(6.2, 7)]))
+    assert not same_calibration(a, small_calibration(crosstalk=None))
+    assert not same_calibration(a, small_calibration(rings=(RingTuning(1550.12, 0.0184, 1e-4),)))
+    assert not same_calibration(a, small_calibration(rings=(a.rings[1], a.rings[0])))
+    assert not same_calibration(a, small_calibration(chip_id="other"))
+
+
+# ------------------------------------------------------------------------------------------------
+# the file
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+positive = st.floats(min_value=0, exclude_min=True, allow_infinity=False)
+
+
+@st.composite
+def calibrations(draw: st.DrawFn) -> Calibration:
+    n = draw(st.integers(0, 5))
+    heaters = {
+        name: draw(st.lists(strategy, min_size=n, max_size=n))
+        for name, strategy in (
+            ("p_pi_mW", positive),
+            ("bias_rad", finite),
+            ("a_ohm_per_mA2", finite),
+            ("c_ohm", positive),
+        )
+    }
+    crosstalk = None
+    if draw(st.booleans()):
+        crosstalk = np.array(draw(st.lists(finite, min_size=n * n, max_size=n * n))).reshape(n, n)
+        np.fill_diagonal(crosstalk, 0.0)
+    rings = draw(st.lists(st.builds(RingTuning, finite, finite, st.floats(0, 1e300)), max_size=4))
+    return Calibration(
+        chip_id=draw(st.text(min_size=1, max_size=12)),
+        created=draw(st.datetimes()).isoformat(),
+        crosstalk=crosstalk,
+        rings=tuple(rings),
+        **heaters,
+    )
+
+
+@given(calibrations())
+def test_calibration_file_round_trips_exactly(tmp_path_factory, cal: Calibration) -> None:
+    path = tmp_path_factory.mktemp("rt") / "cal.json"
+    save_calibration(cal, path)
+    back = load_calibration(path)
+    assert same_calibration(cal, back)
+    assert back.chip_id == cal.chip_id
+    for name in ("p_pi_mW", "bias_rad", "a_ohm_per_mA2", "c_ohm"):
+        assert getattr(back, name).tobytes() == getattr(cal, name).tobytes()
+    assert (back.crosstalk is None) == (cal.crosstalk is None)
+    assert [tuple(r.__dict__.values()) for r in back.rings] == [
+        tuple(r.__dict__.values()) for r in cal.rings
+    ]
+
+
+def test_file_names_its_schema_and_version(tmp_path: Path) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    doc = json.loads(path.read_text())
+    assert doc["schema"] == SCHEMA_NAME == "pswitch.calibration"
+    assert doc["version"] == SCHEMA_VERSION == Calibration.SCHEMA_VERSION == 1
+    assert doc["p_pi_mW"] == [21.4, 22.8, 1.34]
+
+
+def test_every_truncation_of_a_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    data = path.read_bytes()
+    cut = tmp_path / "cut.json"
+    for k in range(len(data)):
+        cut.write_bytes(data[:k])
+        with pytest.raises(CalibrationFileError, match=r"cut\.json: not valid JSON"):
+            load_calibration(cut)
+
+
+@given(calibrations(), st.data())
+def test_any_truncation_of_any_file_is_refused(tmp_path_factory, cal, data) -> None:
+    directory = tmp_path_factory.mktemp("trunc")
+    save_calibration(cal, directory / "cal.json")
+    raw = (directory / "cal.json").read_bytes()
+    k = data.draw(st.integers(0, len(raw) - 1), label="prefix length")
+    (directory / "cut.json").write_bytes(raw[:k])
+    with pytest.raises(CalibrationFileError, match=r"cut\.json"):
+        load_calibration(directory / "cut.json")
+
+
+def saved_document(tmp_path: Path) -> dict:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    return json.loads(path.read_text())
+
+
+def write_json(tmp_path: Path, doc) -> Path:
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_newer_version_is_refused(tmp_path: Path) -> None:
+    doc = saved_document(tmp_path)
+    doc["version"] = 2
+    path = write_json(tmp_path, doc)
+    with pytest.raises(CalibrationFileError, match=r"edited\.json: .*newer.*version 2 > 1"):
+        load_calibration(path)
+
+
+def test_wrong_schema_is_refused(tmp_path: Path) -> None:
+    doc = saved_document(tmp_path)
+    doc["schema"] = "someone.else"
+    with pytest.raises(CalibrationFileError, match=r"schema must be 'pswitch\.calibration'"):
+        load_calibration(write_json(tmp_path, doc))
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_non_finite_numbers_are_refused(tmp_path: Path, literal: str) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    text = path.read_text()
+    assert '"bias_rad": [0.0, ' in text
+    path.write_text(text.replace('"bias_rad": [0.0, ', f'"bias_rad": [{literal}, '))
+    with pytest.raises(CalibrationFileError, match=r"cal\.json: .*(non-finite|must be finite)"):
+        load_calibration(path)
+
+
+def _set(key, value):
+    def edit(doc):
+        doc[key] = value
+
+    return edit
+
+
+def _delete(key):
+    def edit(doc):
+        del doc[key]
+
+    return edit
+
+
+def _set_ring(field, value):
+    def edit(doc):
+        doc["rings"][0][field] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (_delete("c_ohm"), "missing field.*c_ohm"),
+        (_delete("rings"), "missing field.*rings"),
+        (_delete("version"), "version must be an integer, got None"),
+        (_set("extra", 1), "unexpected field.*extra"),
+        (_set("version", "1"), "version must be an integer, got '1'"),
+        (_set("version", True), "version must be an integer, got True"),
+        (_set("version", 0), "unsupported version 0"),
+        (_set("chip_id", 42), "chip_id must be a string, got 42"),
+        (_set("created", "soon"), "ISO 8601 time, got 'soon'"),
+        (_set("p_pi_mW", "21.4"), "p_pi_mW must be a list of numbers, got str"),
+        (_set("bias_rad", [0.0, True, 1.0]), r"bias_rad\[1\] must be a number, got True"),
+        (_set("c_ohm", [500.0, None, 1.0]), r"c_ohm\[1\] must be a number, got None"),
+        (_set("a_ohm_per_mA2", [0.5, 0.5]), "inconsistent lengths"),
+        (_set("p_pi_mW", [21.4, -22.8, 1.34]), r"p_pi_mW\[1\] must be > 0"),
+        (_set("crosstalk", [[0.0, 0.1], [0.1, 0.0]]), "crosstalk must be 3 rows of 3 values"),
+        (_set("crosstalk", [[1.0, 0, 0], [0, 0, 0], [0, 0, 0]]), r"crosstalk\[0, 0\] must be 0"),
+        (_set("crosstalk", "none"), "crosstalk must be null or a list of rows"),
+        (_set("rings", {}), "rings must be a list"),
+        (_set("rings", [{"lambda0_nm": 1550.0}]), r"rings\[0\] must be an object with fields"),
+        (_set_ring("slope_nm_per_mW", "fast"), r"rings\[0\].slope_nm_per_mW must be a number"),
+        (_set_ring("rms_residual_nm", -1.0), "rms_residual_nm must be >= 0"),
+        (_set("p_pi_mW", [21.4, 10**400, 1.0]), r"p_pi_mW\[1\] must be finite"),
+    ],
+)
+def test_malformed_fields_are_refused(tmp_path: Path, edit, match) -> None:
+    doc = saved_document(tmp_path)
+    edit(doc)
+    path = write_json(tmp_path, doc)
+    with pytest.raises(CalibrationFileError, match=r"edited\.json: .*" + match):
+        load_calibration(path)
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"[1, 2, 3]", "top level must be a JSON object, got list"),
+        (b'{"schema": "pswitch.calibration", "schema": "x"}', "duplicate field 'schema'"),
+        (b'{"chip_id": "\xff"}', "not UTF-8"),
+        (b"", "not valid JSON"),
+        (b"\x00" * 64, "not valid JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "edited.json"),
+        (b'{"x": 1' + b"0" * 5000 + b"}", "edited.json"),
+    ],
+)
+def test_corrupt_files_are_refused(tmp_path: Path, data: bytes, match: str) -> None:
+    path = tmp_path / "edited.json"
+    path.write_bytes(data)
+    with pytest.raises(CalibrationFileError, match=match):
+        load_calibration(path)
+
+
+def test_a_missing_file_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_calibration(tmp_path / "absent.json")
+
+
+# ------------------------------------------------------------------------------------------------
+# atomic writes
+
+
+def test_save_leaves_only_the_target_behind(tmp_path: Path) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    save_calibration(small_calibration(chip_id="second"), path)  # overwrite
+    assert os.listdir(tmp_path) == ["cal.json"]
+    assert load_calibration(path).chip_id == "second"
+
+
+def test_a_failed_rename_leaves_the_old_file_intact(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    before = path.read_bytes()
+
+    def broken_replace(src, dst):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk on fire"):
+        save_calibration(small_calibration(chip_id="new"), path)
+    assert path.read_bytes() == before
+    assert load_calibration(path).chip_id == "hex6-0042"
+    assert os.listdir(tmp_path) == ["cal.json"]  # the temp file is cleaned up
+
+
+def test_a_failed_write_leaves_the_old_file_intact(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    before = path.read_bytes()
+
+    def broken_fsync(fd):
+        raise OSError("I/O error")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="I/O error"):
+        save_calibration(small_calibration(chip_id="new"), path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["cal.json"]
+
+
+def test_save_syncs_the_data_before_the_rename_and_the_directory_after(
+    tmp_path: Path, monkeypatch
+) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    old = path.read_bytes()
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        kind = "dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file"
+        if kind == "file":
+            # the new data is complete in the temp file, and the target is still the old one
+            assert load_calibration(path).chip_id == "hex6-0042"
+            assert path.read_bytes() == old
+        events.append(f"fsync-{kind}")
+        real_fsync(fd)
+
+    def replace(src, dst):
+        assert Path(src).parent == tmp_path and Path(src).name != "cal.json"
+        assert load_calibration(src).chip_id == "new"
+        events.append("replace")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    save_calibration(small_calibration(chip_id="new"), path)
+    expected = ["fsync-file", "replace"] + (["fsync-dir"] if os.name == "posix" else [])
+    assert events == expected
+    assert load_calibration(path).chip_id == "new"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_save_keeps_the_old_mode_or_uses_0644(tmp_path: Path) -> None:
+    path = tmp_path / "cal.json"
+    save_calibration(small_calibration(), path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    path.chmod(0o600)
+    save_calibration(small_calibration(), path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_save_refuses_what_is_not_a_calibration(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="needs a Calibration, got dict"):
+        save_calibration({"chip_id": "x"}, tmp_path / "cal.json")  # type: ignore[arg-type]
+    assert not (tmp_path / "cal.json").exists()
+
+
+@given(seeds)
+def test_a_fitted_calibration_round_trips(tmp_path_factory, seed: int) -> None:
+    # end to end: fits of synthetic sweeps -> Calibration -> file -> identical Calibration
+    rng = np.random.default_rng(seed)
+    n = 3
+    p_pi = rng.uniform(1, 30, n)
+    bias = rng.uniform(0, TWO_PI, n)
+    fits = []
+    for k in range(n):
+        p = np.linspace(0, 3 * p_pi[k], 151)
+        fits.append(fit_fringe(p, fringe(p, p_pi[k], bias[k], 1.0, 1.0)))
+    current = np.linspace(0.5, 10, 20)
+    res = fit_heater_resistance(current, current * 1e-3 * (0.5 * current**2 + 500))
+    K = random_coupling(rng, n)
+    phase = np.linspace(0, np.pi, 5)
+    cal = Calibration(
+        chip_id=f"chip-{seed}",
+        p_pi_mW=[f.p_pi_mW for f in fits],
+        bias_rad=[f.bias_rad for f in fits],
+        a_ohm_per_mA2=[res.a_ohm_per_mA2] * n,
+        c_ohm=[res.c_ohm] * n,
+        crosstalk=fit_crosstalk(phase, K[:, :, None] * phase),
+        rings=(fit_ring_tuning(phase, 1550 + 0.02 * phase),),
+        created=CREATED,
+    )
+    np.testing.assert_allclose(cal.p_pi_mW, p_pi, rtol=1e-9)
+    path = tmp_path_factory.mktemp("e2e") / "cal.json"
+    save_calibration(cal, path)
+    assert same_calibration(load_calibration(path), cal)
+
+
+def test_phase_fitted_flags_round_trip_and_are_checked(tmp_path: Path) -> None:
+    cal = small_calibration(phase_fitted=np.array([True, False, True]))
+    path = tmp_path / "cal.json"
+    save_calibration(cal, path)
+    back = load_calibration(path)
+    assert back.phase_fitted.tolist() == [True, False, True]
+    assert same_calibration(cal, back)
+    assert not same_calibration(cal, small_calibration())
+    doc = json.loads(path.read_text())
+    doc["phase_fitted"] = [1, 0, 1]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(CalibrationFileError, match="phase_fitted must be a list of true/false"):
+        load_calibration(path)
+    with pytest.raises(ShapeError, match="phase_fitted must be 3 booleans"):
+        small_calibration(phase_fitted=np.array([True]))

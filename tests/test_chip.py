@@ -1,0 +1,158 @@
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import seeds
+
+from photonics import LimitError, Permutation, SettingsError, ShapeError
+from photonics.calibration import Calibration, load_calibration, same_calibration, save_calibration
+from photonics.chip import Chip, ChipSpec
+from photonics.selfcal import SelfCalibration, calibrate_mesh, currents_for_theta, self_calibrate
+
+
+def test_same_seed_same_chip() -> None:
+    a, b, c = Chip(ChipSpec(seed=4)), Chip(ChipSpec(seed=4)), Chip(ChipSpec(seed=5))
+    assert np.array_equal(a.heaters.bias_rad, b.heaters.bias_rad)
+    assert np.array_equal(a.imperfections.splitter_error_in, b.imperfections.splitter_error_in)
+    assert not np.array_equal(a.heaters.bias_rad, c.heaters.bias_rad)
+    current = np.full(a.n_heaters, 3.0)
+    assert np.array_equal(a.transfer(current), b.transfer(current))
+
+
+@given(st.sampled_from(["clements", "reck"]), seeds, st.floats(0, 3))
+def test_power_out_never_exceeds_power_in(mesh, seed, delta_T) -> None:
+    chip = Chip(ChipSpec(n_ports=5, mesh=mesh, seed=seed % 1000))
+    rng = np.random.default_rng(seed)
+    current = rng.uniform(0, chip.spec.max_current_mA, chip.n_heaters)
+    field = rng.normal(size=5) + 1j * rng.normal(size=5)
+    out = chip.detect(current, field, delta_T_K=delta_T, wavelength_nm=rng.uniform(1500, 1600))
+    assert out.sum() <= np.sum(np.abs(field) ** 2) * (1 + 1e-12)
+    assert np.all(out >= 0)
+
+
+@given(seeds)
+def test_a_full_period_of_any_heater_changes_nothing(seed) -> None:
+    # one heater on one arm: 2 pi more phase is the same state, even for light that bypasses it
+    chip = Chip(ChipSpec(n_ports=4, seed=seed % 1000, crosstalk=None, max_current_mA=20))
+    rng = np.random.default_rng(seed)
+    power = rng.uniform(0, chip.heaters.p_pi_mW)
+    lifted = power.copy()
+    h = rng.integers(chip.n_heaters)
+    lifted[h] += 2 * chip.heaters.p_pi_mW[h]
+    a = chip.transfer(chip.heaters.current_for_power(power))
+    b = chip.transfer(chip.heaters.current_for_power(lifted))
+    assert np.allclose(a, b, atol=1e-12)
+
+
+def test_voltage_and_wavelength() -> None:
+    chip = Chip()
+    current = np.full(chip.n_heaters, 10.0)
+    assert np.allclose(chip.heater_voltage(current), 5.5)  # 10 mA x 550 ohm
+    hot = chip.settings(current, wavelength_nm=1550.0).phi
+    longer = chip.settings(current, wavelength_nm=1600.0).phi
+    heated = hot - chip.heaters.bias_rad[chip.mesh.n_mzis : 2 * chip.mesh.n_mzis]
+    assert np.allclose(longer - (hot - heated), heated * 1550 / 1600)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda c: c.detect(np.full(c.n_heaters, 11.0), np.ones(8)), LimitError, "outside 0..10"),
+        (lambda c: c.detect(np.zeros(3), np.ones(8)), ShapeError, "expected 64 heater currents"),
+        (lambda c: c.detect(np.zeros(c.n_heaters), np.ones(3)), ShapeError, "8 input fields"),
+        (
+            lambda c: c.settings(np.zeros(c.n_heaters), wavelength_nm=500),
+            SettingsError,
+            "1000..2000",
+        ),
+        (lambda c: Chip(ChipSpec(mesh="hex")), SettingsError, "mesh must be one of"),
+        (lambda c: Chip(ChipSpec(pitch_x_um=0)), SettingsError, "pitch_x_um must be > 0"),
+    ],
+)
+def test_bad_input_is_refused(call, error, words) -> None:
+    with pytest.raises(error, match=words):
+        call(Chip())
+
+
+def _route_quality(chip: Chip, cal: Calibration, compensate: bool = True) -> tuple[float, float]:
+    """Worst |routed power - loss-only power| (dB) and worst port isolation (dB): an output's
+    signal over the strongest other input reaching it, over 20 random permutations."""
+    worst_err, worst_iso = 0.0, np.inf
+    n = chip.n_ports
+    for trial in range(20):
+        perm = Permutation.random(n, np.random.default_rng(trial))
+        theta = chip.mesh.route(perm).theta
+        P = np.abs(chip.transfer(currents_for_theta(cal, theta, chip.n_heaters, compensate))) ** 2
+        out = np.array(perm.targets)
+        signal = P[out, np.arange(n)]
+        worst_err = max(
+            worst_err, np.abs(10 * np.log10(signal / chip.ideal_path_power(perm))).max()
+        )
+        for i in range(n):
+            worst_iso = min(worst_iso, 10 * np.log10(signal[i] / np.delete(P[out[i]], i).max()))
+    return worst_err, worst_iso
+
+
+def _measure(chip: Chip, seed: int = 5):
+    rng = np.random.default_rng(seed)
+
+    def measure(current: np.ndarray, port: int) -> np.ndarray:
+        return chip.detect(current, np.eye(chip.n_ports)[port], rng)  # 1 mW laser, noisy diodes
+
+    return measure
+
+
+def _self_calibrate(chip: Chip) -> SelfCalibration:
+    return calibrate_mesh(
+        chip.mesh, _measure(chip), chip.heater_voltage, chip.n_heaters, chip.spec.max_current_mA
+    )
+
+
+def test_self_calibrated_chip_routes_permutations_and_uncalibrated_does_not(tmp_path) -> None:
+    chip = Chip(ChipSpec(n_ports=8, mesh="clements", seed=0))
+    found = _self_calibrate(chip)
+    K = chip.mesh.n_mzis
+    cal = found.calibration
+    assert np.allclose(cal.p_pi_mW[:K], chip.heaters.p_pi_mW[:K], rtol=1e-3)
+    assert cal.phase_fitted.tolist() == [True] * K + [False] * (chip.n_heaters - K)
+    err, iso = _route_quality(chip, cal)
+    assert err < 0.5 and iso >= 25, (err, iso)
+    # the same routing with the heaters as designed: nominal P_pi, no bias phases
+    nominal = replace(
+        cal, p_pi_mW=np.full(chip.n_heaters, chip.spec.p_pi_mW), bias_rad=np.zeros(chip.n_heaters)
+    )
+    err_u, iso_u = _route_quality(chip, nominal)
+    assert err_u > 3 and iso_u < 10, (err_u, iso_u)
+    # the calibration file gives back exactly the same routing
+    save_calibration(cal, tmp_path / "chip.json")
+    assert same_calibration(load_calibration(tmp_path / "chip.json"), cal)
+
+
+@pytest.mark.parametrize("mesh", ["clements", "reck"])
+def test_self_calibration_learns_every_heater(mesh) -> None:
+    chip = Chip(ChipSpec(n_ports=6, mesh=mesh, seed=11))
+    cal = _self_calibrate(chip).calibration
+    K = chip.mesh.n_mzis
+    bias_err = np.angle(np.exp(1j * (cal.bias_rad[:K] - chip.heaters.bias_rad[:K])))
+    assert np.abs(bias_err).max() < 0.25  # leaks of imperfect bar states shift the zeros a little
+    assert np.allclose(cal.c_ohm, chip.heaters.r0_ohm)
+    assert np.allclose(cal.a_ohm_per_mA2, chip.heaters.r_rise_ohm_per_mA2)
+
+
+def test_crosstalk_compensation_improves_routing_on_a_dense_mesh() -> None:
+    dense = ChipSpec(n_ports=6, seed=2, pitch_x_um=60.0, pitch_y_um=20.0)
+    chip = Chip(dense)
+    args = (chip.mesh, _measure(chip), chip.heater_voltage, chip.n_heaters, dense.max_current_mA)
+    before = self_calibrate(*args).calibration
+    after = self_calibrate(*args, positions_um=chip.heater_positions_um).calibration
+    n = chip.mesh.n_mzis
+    fitted, true = after.crosstalk[:n, :n], chip.crosstalk.toarray()[:n, :n]
+    assert np.abs(fitted - true).max() < 0.25 * true.max()  # the distance law is recovered
+    err_before, iso_before = _route_quality(chip, before)
+    err_after, iso_after = _route_quality(chip, after)
+    print(
+        f"dense: {err_before:.2f} dB, {iso_before:.1f} dB -> {err_after:.2f} dB, {iso_after:.1f} dB"
+    )
+    assert err_after < err_before / 2 and iso_after > iso_before + 5
