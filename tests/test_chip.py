@@ -6,10 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import seeds
 
-from photonics import LimitError, Permutation, SettingsError, ShapeError
-from photonics.calibration import Calibration, load_calibration, same_calibration, save_calibration
+from photonics import LimitError, SettingsError, ShapeError
+from photonics.calibration import load_calibration, same_calibration, save_calibration
 from photonics.chip import Chip, ChipSpec
-from photonics.selfcal import SelfCalibration, calibrate_mesh, currents_for_theta, self_calibrate
+from photonics.selfcal import SelfCalibration, calibrate_mesh, route_quality, self_calibrate
 
 
 def test_same_seed_same_chip() -> None:
@@ -76,25 +76,6 @@ def test_bad_input_is_refused(call, error, words) -> None:
         call(Chip())
 
 
-def _route_quality(chip: Chip, cal: Calibration, compensate: bool = True) -> tuple[float, float]:
-    """Worst |routed power - loss-only power| (dB) and worst port isolation (dB): an output's
-    signal over the strongest other input reaching it, over 20 random permutations."""
-    worst_err, worst_iso = 0.0, np.inf
-    n = chip.n_ports
-    for trial in range(20):
-        perm = Permutation.random(n, np.random.default_rng(trial))
-        theta = chip.mesh.route(perm).theta
-        P = np.abs(chip.transfer(currents_for_theta(cal, theta, chip.n_heaters, compensate))) ** 2
-        out = np.array(perm.targets)
-        signal = P[out, np.arange(n)]
-        worst_err = max(
-            worst_err, np.abs(10 * np.log10(signal / chip.ideal_path_power(perm))).max()
-        )
-        for i in range(n):
-            worst_iso = min(worst_iso, 10 * np.log10(signal[i] / np.delete(P[out[i]], i).max()))
-    return worst_err, worst_iso
-
-
 def _measure(chip: Chip, seed: int = 5):
     rng = np.random.default_rng(seed)
 
@@ -117,13 +98,13 @@ def test_self_calibrated_chip_routes_permutations_and_uncalibrated_does_not(tmp_
     cal = found.calibration
     assert np.allclose(cal.p_pi_mW[:K], chip.heaters.p_pi_mW[:K], rtol=1e-3)
     assert cal.phase_fitted.tolist() == [True] * K + [False] * (chip.n_heaters - K)
-    err, iso = _route_quality(chip, cal)
+    err, iso = route_quality(chip, cal)
     assert err < 0.5 and iso >= 25, (err, iso)
     # the same routing with the heaters as designed: nominal P_pi, no bias phases
     nominal = replace(
         cal, p_pi_mW=np.full(chip.n_heaters, chip.spec.p_pi_mW), bias_rad=np.zeros(chip.n_heaters)
     )
-    err_u, iso_u = _route_quality(chip, nominal)
+    err_u, iso_u = route_quality(chip, nominal)
     assert err_u > 3 and iso_u < 10, (err_u, iso_u)
     # the calibration file gives back exactly the same routing
     save_calibration(cal, tmp_path / "chip.json")
@@ -150,8 +131,8 @@ def test_crosstalk_compensation_improves_routing_on_a_dense_mesh() -> None:
     n = chip.mesh.n_mzis
     fitted, true = after.crosstalk[:n, :n], chip.crosstalk.toarray()[:n, :n]
     assert np.abs(fitted - true).max() < 0.25 * true.max()  # the distance law is recovered
-    err_before, iso_before = _route_quality(chip, before)
-    err_after, iso_after = _route_quality(chip, after)
+    err_before, iso_before = route_quality(chip, before)
+    err_after, iso_after = route_quality(chip, after)
     print(
         f"dense: {err_before:.2f} dB, {iso_before:.1f} dB -> {err_after:.2f} dB, {iso_after:.1f} dB"
     )

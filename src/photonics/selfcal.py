@@ -39,8 +39,10 @@ from photonics.calibration import (
     fit_fringe,
     fit_heater_resistance,
 )
+from photonics.chip import Chip
 from photonics.errors import FitError
 from photonics.feedforward import FeedForwardMesh
+from photonics.matching import Permutation
 from photonics.thermal import (
     DEFAULT_P_PI_MW,
     Heaters,
@@ -385,3 +387,27 @@ def self_calibrate(
         mesh, measure, voltage, n_heaters, max_current_mA, chip_id, prior=coupled
     )
     return replace(second, measurements=first.measurements + second.measurements)
+
+
+def route_quality(
+    chip: Chip, calibration: Calibration, trials: int = 20, compensate: bool = True
+) -> tuple[float, float]:
+    """How well ``calibration`` lets ``chip`` route ``trials`` random permutations (seeds
+    0 .. trials-1): the worst |routed power - loss-only power| (dB) over all routed outputs, and
+    the worst port isolation (dB): an output's signal over the strongest other input reaching it.
+    """
+    worst_err, worst_iso = 0.0, np.inf
+    n = chip.n_ports
+    for trial in range(trials):
+        perm = Permutation.random(n, np.random.default_rng(trial))
+        theta = chip.mesh.route(perm).theta
+        current = currents_for_theta(calibration, theta, chip.n_heaters, compensate)
+        P = np.abs(chip.transfer(current)) ** 2  # [out, in]
+        out = np.array(perm.targets)
+        signal = P[out, np.arange(n)]
+        error = np.abs(10 * np.log10(signal / chip.ideal_path_power(perm)))
+        worst_err = max(worst_err, float(error.max()))
+        for i in range(n):
+            leak = np.delete(P[out[i]], i).max()
+            worst_iso = min(worst_iso, float(10 * np.log10(signal[i] / leak)))
+    return worst_err, worst_iso
