@@ -223,6 +223,31 @@ def own_phase_for(target_rad: ArrayLike, crosstalk: sp.spmatrix | None = None) -
     return spla.spsolve(A, target.T).T if target.ndim == 1 else spla.splu(A).solve(target.T).T
 
 
+def own_for_modular_target(
+    want: np.ndarray, period: ArrayLike | None, crosstalk: sp.spmatrix | None
+) -> np.ndarray:
+    """Own effects ``x >= 0`` with ``(1 + K) x = want`` modulo ``period`` (per heater).
+
+    A heater can only heat: one that the solve drives negative (its neighbours over-heat it) is
+    given one more period and the system is solved again, until every heater is >= 0. Without
+    a period a negative solution is an error.
+    """
+    own = own_phase_for(want, crosstalk)
+    for _ in range(32):  # each lift lowers the neighbours' needs; settles in a few
+        low = own < -1e-12
+        if not np.any(low):
+            return np.maximum(own, 0.0)
+        if period is None:
+            h = int(np.flatnonzero(low)[0])
+            raise SettingsError(
+                f"heater {h} would need {own[h]:.6g} of own effect (< 0) to reach {want[h]:.6g}; "
+                "allow a shift by one period"
+            )
+        want = want + np.asarray(period) * low
+        own = own_phase_for(want, crosstalk)
+    raise SettingsError("crosstalk compensation did not settle to heater powers >= 0")
+
+
 def currents_for_phase(
     heaters: Heaters,
     target_rad: ArrayLike,
@@ -237,17 +262,8 @@ def currents_for_phase(
     """
     target = _arr("target_rad", target_rad)
     target = target - heaters.bias_rad - heaters.drift_rad_per_K * delta_T_K
-    want = np.mod(target, 2 * np.pi)
-    own = own_phase_for(want, crosstalk)
-    for _ in range(16):  # lifting one heater lowers its neighbours' needs: repeat until settled
-        low = own < -1e-12
-        if not np.any(low):
-            break
-        want = want + 2 * np.pi * low
-        own = own_phase_for(want, crosstalk)
-    else:
-        raise SettingsError("crosstalk compensation needs a negative heater power")
-    return heaters.current_for_power(np.maximum(own, 0.0) * heaters.p_pi_mW / np.pi)
+    own = own_for_modular_target(np.mod(target, 2 * np.pi), 2 * np.pi, crosstalk)
+    return heaters.current_for_power(own * heaters.p_pi_mW / np.pi)
 
 
 def step_response(
