@@ -7,7 +7,12 @@ from hypothesis import strategies as st
 from strategies import seeds
 
 from photonics import LimitError, SettingsError, ShapeError
-from photonics.calibration import load_calibration, same_calibration, save_calibration
+from photonics.calibration import (
+    fit_ring_tuning,
+    load_calibration,
+    same_calibration,
+    save_calibration,
+)
 from photonics.chip import Chip, ChipSpec
 from photonics.selfcal import SelfCalibration, calibrate_mesh, route_quality, self_calibrate
 
@@ -137,3 +142,27 @@ def test_crosstalk_compensation_improves_routing_on_a_dense_mesh() -> None:
         f"dense: {err_before:.2f} dB, {iso_before:.1f} dB -> {err_after:.2f} dB, {iso_after:.1f} dB"
     )
     assert err_after < err_before / 2 and iso_after > iso_before + 5
+
+
+def test_output_rings_filter_the_photodiodes_and_their_tuning_is_fitted() -> None:
+    chip = Chip(ChipSpec(n_ports=4, seed=3, output_rings=True))
+    ring, n = chip.spec.ring, chip.n_ports
+    assert chip.n_heaters == 2 * chip.mesh.n_mzis + 2 * n
+    j = 2  # the ring in front of photodiode 2
+    channel = 2 * chip.mesh.n_mzis + n + j
+    powers = np.array([0.0, 0.5, 1.0, 1.5])
+    scan = np.arange(1547.0, 1555.0, 0.002)
+    resonances = []
+    for p in powers:
+        current = np.zeros(chip.n_heaters)
+        current[channel] = chip.heaters.current_for_power(np.full(chip.n_heaters, p))[channel]
+        seen = [chip.detect(current, np.ones(n) / 2, wavelength_nm=w)[j] for w in scan]
+        resonances.append(scan[int(np.argmax(seen))])
+    fit = fit_ring_tuning(powers, resonances)
+    assert fit.slope_nm_per_mW == pytest.approx(chip.spec.ring_thermal.heater_nm_per_mW, rel=0.02)
+    cold = chip.ring_shift_nm(np.zeros(chip.n_heaters))[j]  # its fabrication offset
+    assert fit.lambda0_nm == pytest.approx(ring.resonance_nm(1550.0) + cold, abs=0.005)
+    # off resonance the photodiode sees little: the ring really filters
+    off = chip.detect(np.zeros(chip.n_heaters), np.ones(n) / 2, wavelength_nm=fit.lambda0_nm + 0.9)
+    on = chip.detect(np.zeros(chip.n_heaters), np.ones(n) / 2, wavelength_nm=fit.lambda0_nm)
+    assert off[j] < 0.05 * on[j]

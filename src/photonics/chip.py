@@ -5,7 +5,10 @@ Heater channels, 0-based, in the order of :meth:`photonics.feedforward.MeshSetti
 - ``k`` (0 <= k < K): the internal heater of MZI ``k`` (slot order), on its top arm; its phase
   is the arm difference ``2 theta``;
 - ``K + k``: the input phase shifter ``phi`` of MZI ``k``, on its top input;
-- ``2K + j``: the output phase shifter of mode ``j``.
+- ``2K + j``: the output phase shifter of mode ``j``;
+- ``2K + n + j``: with ``ChipSpec.output_rings``, the heater of the add-drop ring that filters
+  output ``j`` onto its photodiode (drop port). A ring heater's "phase" is its round-trip
+  phase: ``2 pi`` moves the resonance by one FSR.
 
 Fabrication variation is drawn once from ``ChipSpec.seed``: heater bias phases uniform in
 [0, 2 pi), P_pi spread, coupler splitting errors and per-MZI loss. Same seed, same chip.
@@ -24,7 +27,9 @@ from photonics.errors import SettingsError, ShapeError
 from photonics.feedforward import ClementsMesh, FeedForwardMesh, MeshSettings, ReckMesh
 from photonics.matching import Permutation
 from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfections
+from photonics.ring import MicroRing, RingThermal
 from photonics.thermal import (
+    DEFAULT_DRIFT_RAD_PER_K,
     DEFAULT_P_PI_MW,
     CrosstalkModel,
     Heaters,
@@ -57,6 +62,10 @@ class ChipSpec:
     pitch_y_um: float = 60.0
     crosstalk: CrosstalkModel | None = field(default_factory=CrosstalkModel)
     noise_floor_mW: float = 1e-6
+    output_rings: bool = False
+    ring: MicroRing = field(default_factory=MicroRing)
+    ring_thermal: RingThermal = field(default_factory=RingThermal)
+    ring_fab_sigma_nm: float = 0.3
     max_current_mA: float = 10.0
     power_budget_mW: float = 5000.0
 
@@ -84,10 +93,22 @@ class Chip:
         self.imperfections = MZIImperfections(split[0], split[1], loss, loss)
         H = 2 * K + n
         p_pi = spec.p_pi_mW * np.maximum(1 + rng.normal(0.0, spec.p_pi_spread, H), 0.2)
+        bias = rng.uniform(0, 2 * np.pi, H)
+        drift = np.full(H, DEFAULT_DRIFT_RAD_PER_K)
+        if spec.output_rings:
+            # the ring heaters in the same phase terms: 2 pi per FSR of resonance shift
+            fsr = spec.ring.reference_fsr_nm
+            offset_nm = rng.normal(0.0, spec.ring_fab_sigma_nm, n)
+            p_pi = np.concatenate([p_pi, np.full(n, spec.ring_thermal.p_pi_mW(spec.ring))])
+            bias = np.concatenate([bias, 2 * np.pi * offset_nm / fsr])
+            ambient = 2 * np.pi * spec.ring_thermal.ambient_nm_per_K / fsr
+            drift = np.concatenate([drift, np.full(n, ambient)])
+            H += n
         self.heaters = Heaters(
             H,
             p_pi_mW=p_pi,
-            bias_rad=rng.uniform(0, 2 * np.pi, H),
+            bias_rad=bias,
+            drift_rad_per_K=drift,
             max_current_mA=spec.max_current_mA,
             power_budget_mW=spec.power_budget_mW,
             full_scale_mA=spec.max_current_mA,
@@ -111,7 +132,12 @@ class Chip:
         out = np.c_[
             np.full(mesh.n, (mesh.n_columns + 0.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
         ]
-        return np.concatenate([theta, phi, out])
+        rings = np.c_[
+            np.full(mesh.n, (mesh.n_columns + 1.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
+        ]
+        if not s.output_rings:
+            rings = rings[:0]
+        return np.concatenate([theta, phi, out, rings])
 
     @cached_property
     def crosstalk(self) -> sp.csr_matrix | None:
@@ -138,17 +164,34 @@ class Chip:
         Heater-induced phases scale as ``1550 nm / wavelength``; ``delta_T_K`` is the ambient
         temperature above the reference, K.
         """
-        if not 1000 <= wavelength_nm <= 2000:
-            raise SettingsError(f"wavelength_nm must be in 1000..2000 nm, got {wavelength_nm}")
-        scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
-        phase = total_phase(
-            self.heaters, self._currents(current_mA), self.crosstalk, delta_T_K, scale
-        )
-        K = self.mesh.n_mzis
+        phase = self._phases(current_mA, delta_T_K, wavelength_nm)
+        K, n = self.mesh.n_mzis, self.mesh.n
         # one heater on the top arm: arm phases (psi, 0), so 2 theta = psi and the arms' mean
         # psi / 2 is a phase of the whole MZI
         internal = phase[..., :K]
-        return MeshSettings(internal / 2, phase[..., K : 2 * K], phase[..., 2 * K :], internal / 2)
+        return MeshSettings(
+            internal / 2, phase[..., K : 2 * K], phase[..., 2 * K : 2 * K + n], internal / 2
+        )
+
+    def _phases(self, current_mA: ArrayLike, delta_T_K: float, wavelength_nm: float) -> np.ndarray:
+        if not 1000 <= wavelength_nm <= 2000:
+            raise SettingsError(f"wavelength_nm must be in 1000..2000 nm, got {wavelength_nm}")
+        scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
+        return total_phase(
+            self.heaters, self._currents(current_mA), self.crosstalk, delta_T_K, scale
+        )
+
+    def ring_shift_nm(self, current_mA: ArrayLike, delta_T_K: float = 0.0) -> np.ndarray:
+        """Resonance shift (nm) of each output ring from its design resonance: fabrication,
+        own heater, crosstalk and ambient. Shape ``(..., n)``; needs ``output_rings``."""
+        if not self.spec.output_rings:
+            raise SettingsError("this chip has no output rings (ChipSpec.output_rings=False)")
+        phase = self._phases(current_mA, delta_T_K, REFERENCE_WAVELENGTH_NM)
+        return (
+            phase[..., 2 * self.mesh.n_mzis + self.mesh.n :]
+            * self.spec.ring.reference_fsr_nm
+            / (2 * np.pi)
+        )
 
     def transfer(
         self,
@@ -176,6 +219,10 @@ class Chip:
             raise ShapeError(f"expected {self.n_ports} input fields, got shape {field_in.shape}")
         M = self.transfer(current_mA, delta_T_K, wavelength_nm)
         power = np.abs(np.einsum("...ij,...j->...i", M, field_in)) ** 2
+        if self.spec.output_rings:
+            power = power * self.spec.ring.drop_power(
+                wavelength_nm, self.ring_shift_nm(current_mA, delta_T_K)
+            )
         if rng is not None:
             power = power + rng.normal(0.0, self.spec.noise_floor_mW, power.shape)
         return power
