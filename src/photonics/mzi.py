@@ -31,6 +31,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import ArrayLike
 
+from photonics._checks import finite
 from photonics.errors import SettingsError, ShapeError
 
 #: Typical unit-cell insertion loss, dB (0.46-0.55 dB, Perez-Lopez et al., Nat. Commun. 15, 1563).
@@ -40,20 +41,13 @@ DEFAULT_LOSS_DB = 0.5
 DEFAULT_SPLITTER_SIGMA = 0.009
 
 
-def _finite(name: str, value: ArrayLike) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if not np.all(np.isfinite(arr)):
-        raise SettingsError(f"{name} must be finite, got {value!r}")
-    return arr
-
-
 def transfer(theta: ArrayLike, phi: ArrayLike) -> np.ndarray:
     """Ideal transfer matrices ``T(theta, phi)``, shape ``broadcast(theta, phi).shape + (2, 2)``.
 
     ``theta`` and ``phi`` in rad.
     """
-    th = _finite("theta", theta)
-    ph = _finite("phi", phi)
+    th = finite("theta", theta)
+    ph = finite("phi", phi)
     th, ph = np.broadcast_arrays(th, ph)
     e = np.exp(1j * ph)
     c, s = np.cos(th), np.sin(th)
@@ -62,12 +56,12 @@ def transfer(theta: ArrayLike, phi: ArrayLike) -> np.ndarray:
 
 def coupling(theta: ArrayLike) -> np.ndarray:
     """Cross-port power fraction ``k = sin^2(theta)`` (dimensionless, 0 = bar, 1 = cross)."""
-    return np.sin(_finite("theta", theta)) ** 2
+    return np.sin(finite("theta", theta)) ** 2
 
 
 def theta_from_coupling(k: ArrayLike) -> np.ndarray:
     """The ``theta`` in [0, pi/2] rad whose cross-port power fraction is ``k`` in [0, 1]."""
-    k_arr = _finite("k", k)
+    k_arr = finite("k", k)
     if np.any((k_arr < 0) | (k_arr > 1)):
         raise SettingsError(f"coupling k must be in [0, 1], got {k!r}")
     return np.arcsin(np.sqrt(k_arr))
@@ -79,7 +73,7 @@ def arm_phases(theta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     The whole difference ``2 theta`` (wrapped to [0, 2 pi)) goes on the top arm and the bottom
     arm is left at 0, since a thermo-optic heater can only add phase.
     """
-    diff = np.mod(2 * _finite("theta", theta), 2 * np.pi)
+    diff = np.mod(2 * finite("theta", theta), 2 * np.pi)
     return diff, np.zeros_like(diff)
 
 
@@ -88,7 +82,7 @@ def theta_from_arm_phases(top: ArrayLike, bottom: ArrayLike) -> np.ndarray:
 
     ``theta`` and ``theta + pi`` differ only by a global sign of ``T``, so the wrap loses nothing.
     """
-    return np.mod((_finite("top", top) - _finite("bottom", bottom)) / 2, np.pi)
+    return np.mod((finite("top", top) - finite("bottom", bottom)) / 2, np.pi)
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +105,7 @@ class MZIImperfections:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            arr = _finite(f.name, getattr(self, f.name))
+            arr = finite(f.name, getattr(self, f.name))
             if f.name.startswith("splitter") and np.any(np.abs(arr) > 0.5):
                 raise SettingsError(f"{f.name} must be in [-0.5, 0.5], got {arr.max()!r}")
             if f.name.startswith("loss") and np.any(arr < 0):
@@ -157,8 +151,8 @@ def imperfect_transfer(
 
     Imperfection fields broadcast against the last axis of ``theta`` and ``phi``.
     """
-    th = _finite("theta", theta)
-    ph = _finite("phi", phi)
+    th = finite("theta", theta)
+    ph = finite("phi", phi)
     imp = imperfections
     k1 = 0.5 + np.asarray(imp.splitter_error_in)
     k2 = 0.5 + np.asarray(imp.splitter_error_out)
@@ -182,7 +176,7 @@ def theta_for_coupling(k: ArrayLike, imperfections: MZIImperfections) -> np.ndar
     ``t1^2 s2^2 + s1^2 t2^2 - 2 s1 s2 t1 t2 cos(2 theta)``; a ``k`` outside its reachable range
     gets the nearest reachable value (the element's finite extinction).
     """
-    kx = _finite("k", k)
+    kx = finite("k", k)
     k1 = 0.5 + np.asarray(imperfections.splitter_error_in)
     k2 = 0.5 + np.asarray(imperfections.splitter_error_out)
     t1, s1, t2, s2 = np.sqrt(1 - k1), np.sqrt(k1), np.sqrt(1 - k2), np.sqrt(k2)
@@ -199,8 +193,8 @@ def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayL
     between ``(t1 s2 -+ s1 t2)^2`` and the bar power between ``(t1 t2 -+ s1 s2)^2``. Ideal
     couplers give ``inf``.
     """
-    k1 = 0.5 + _finite("splitter_error_in", splitter_error_in)
-    k2 = 0.5 + _finite("splitter_error_out", splitter_error_out)
+    k1 = 0.5 + finite("splitter_error_in", splitter_error_in)
+    k2 = 0.5 + finite("splitter_error_out", splitter_error_out)
     t1, s1, t2, s2 = np.sqrt(1 - k1), np.sqrt(k1), np.sqrt(1 - k2), np.sqrt(k2)
     with np.errstate(divide="ignore"):
         cross = 20 * np.log10((t1 * s2 + s1 * t2) / np.abs(t1 * s2 - s1 * t2))

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from photonics._checks import finite
 from photonics.errors import SettingsError, ShapeError
 from photonics.matching import Permutation
 from photonics.thermal import (
@@ -75,13 +76,13 @@ DEFAULT_AMBIENT_NM_PER_K = 0.08
 def ghz_to_nm(delta_GHz: ArrayLike, wavelength_nm: ArrayLike = DEFAULT_WAVELENGTH_NM) -> np.ndarray:
     """A frequency interval (GHz) as a wavelength interval (nm) at ``wavelength_nm``."""
     wl = _positive("wavelength_nm", wavelength_nm)
-    return _finite("delta_GHz", delta_GHz) * wl**2 / C_NM_GHZ
+    return finite("delta_GHz", delta_GHz) * wl**2 / C_NM_GHZ
 
 
 def nm_to_ghz(delta_nm: ArrayLike, wavelength_nm: ArrayLike = DEFAULT_WAVELENGTH_NM) -> np.ndarray:
     """A wavelength interval (nm) as a frequency interval (GHz) at ``wavelength_nm``."""
     wl = _positive("wavelength_nm", wavelength_nm)
-    return _finite("delta_nm", delta_nm) * C_NM_GHZ / wl**2
+    return finite("delta_nm", delta_nm) * C_NM_GHZ / wl**2
 
 
 def heater_nm_per_mW(
@@ -101,15 +102,8 @@ def heater_nm_per_mW(
 DEFAULT_HEATER_NM_PER_MW = 1e3 / DEFAULT_HEATER_UW_PER_GHZ * DEFAULT_WAVELENGTH_NM**2 / C_NM_GHZ
 
 
-def _finite(name: str, value: ArrayLike) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if not np.all(np.isfinite(arr)):
-        raise SettingsError(f"{name} must be finite, got {value!r}")
-    return arr
-
-
 def _positive(name: str, value: ArrayLike) -> np.ndarray:
-    arr = _finite(name, value)
+    arr = finite(name, value)
     if np.any(arr <= 0):
         raise SettingsError(f"{name} must be > 0, got {value!r}")
     return arr
@@ -205,7 +199,7 @@ class MicroRing:
         L_nm = self.length_um * 1e3
         # n_eff(l) = n_eff + (n_eff - n_g)(l - ref)/ref  =>  phi = 2 pi L (n_g / l + const)
         phi = 2 * np.pi * L_nm * (self.n_g / wl + (self.n_eff - self.n_g) / self.reference_nm)
-        return phi + 2 * np.pi * _finite("shift_nm", shift_nm) / self.reference_fsr_nm
+        return phi + 2 * np.pi * finite("shift_nm", shift_nm) / self.reference_fsr_nm
 
     def scattering(self, wavelength_nm: ArrayLike, shift_nm: ArrayLike = 0.0) -> np.ndarray:
         """Field transfer ``S[..., out, in]`` with ports (0: input bus, 1: drop bus):
@@ -372,14 +366,14 @@ def resonance_shift_nm(
     fraction of the shift aggressor ``a`` gives its own ring that victim ``v`` also sees.
     """
     t = RingThermal() if tuning is None else tuning
-    P = _finite("heater_mW", heater_mW)
+    P = finite("heater_mW", heater_mW)
     if np.any(P < 0):
         raise SettingsError(f"heater power must be >= 0 mW (heaters only heat), got {P.min()}")
     own = t.heater_nm_per_mW * P
     if crosstalk is not None:
         _check_crosstalk(crosstalk, P.shape[-1] if P.ndim else 1)
         own = own + (crosstalk @ np.atleast_1d(own).T).T.reshape(own.shape)
-    return own + t.ambient_nm_per_K * _finite("delta_T_K", delta_T_K)
+    return own + t.ambient_nm_per_K * finite("delta_T_K", delta_T_K)
 
 
 def heater_mW_for_shift(
@@ -399,7 +393,7 @@ def heater_mW_for_shift(
     system is solved again. Without ``period_nm`` a negative solution raises SettingsError.
     """
     t = RingThermal() if tuning is None else tuning
-    target = _finite("shift_nm", shift_nm)
+    target = finite("shift_nm", shift_nm)
     if target.ndim != 1:
         raise ShapeError(f"shift_nm must have shape (H,), got {target.shape}")
     _check_crosstalk(crosstalk, target.size)
@@ -503,7 +497,7 @@ class RingCrossbar:
         if not self.ring.is_add_drop:
             raise SettingsError("a crossbar needs add-drop rings (ring.r2 is None)")
         n = int(self.n)
-        off = _finite("fab_offset_nm", self.fab_offset_nm)
+        off = finite("fab_offset_nm", self.fab_offset_nm)
         if off.shape not in ((), (n, n)):
             raise ShapeError(f"fab_offset_nm has shape {off.shape}; expected () or ({n}, {n})")
         off = np.broadcast_to(off, (n, n)).copy()
@@ -580,7 +574,7 @@ class RingCrossbar:
         return P.reshape(self.n, self.n)
 
     def _check_heaters(self, heater_mW: ArrayLike) -> np.ndarray:
-        P = _finite("heater_mW", heater_mW)
+        P = finite("heater_mW", heater_mW)
         if P.shape != (self.n, self.n):
             raise ShapeError(f"heater_mW has shape {P.shape}; expected ({self.n}, {self.n})")
         return P

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import ArrayLike
 
+from photonics._checks import finite
 from photonics.errors import LimitError, SettingsError, ShapeError
 
 #: P_pi of a standard TiN heater, mW (Jacques et al., Opt. Express 27, 10456 (2019)).
@@ -37,13 +38,6 @@ DEFAULT_DAC_BITS = 16
 #: Phase drift of an MZI with ambient temperature, rad/K: a few um of arm-length imbalance in
 #: silicon (dn/dT = 1.86e-4 /K) at 1550 nm.
 DEFAULT_DRIFT_RAD_PER_K = 0.003
-
-
-def _arr(name: str, value: ArrayLike) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if not np.all(np.isfinite(arr)):
-        raise SettingsError(f"{name} must be finite, got {value!r}")
-    return arr
 
 
 @dataclass(frozen=True)
@@ -63,12 +57,12 @@ class CrosstalkModel:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            _arr(f.name, getattr(self, f.name))
+            finite(f.name, getattr(self, f.name))
         if self.cutoff_um < 0:
             raise SettingsError(f"cutoff_um must be >= 0, got {self.cutoff_um}")
 
     def coupling(self, distance_um: ArrayLike) -> np.ndarray:
-        d = _arr("distance_um", distance_um)
+        d = finite("distance_um", distance_um)
         k = self.p1 * np.exp(-self.p2_per_um * d) + self.p3_per_um * d + self.p4
         return np.where((d > 0) & (d <= self.cutoff_um), np.maximum(k, 0.0), 0.0)
 
@@ -76,7 +70,7 @@ class CrosstalkModel:
 def crosstalk_matrix(positions_um: ArrayLike, model: CrosstalkModel) -> sp.csr_matrix:
     """Sparse ``K`` (H x H, zero diagonal): ``K[victim, aggressor]`` = fraction of the aggressor's
     phase added to the victim. ``positions_um``: (H, 2) heater centres, um."""
-    pos = _arr("positions_um", positions_um)
+    pos = finite("positions_um", positions_um)
     if pos.ndim != 2 or pos.shape[1] != 2:
         raise ShapeError(f"positions_um must have shape (H, 2), got {pos.shape}")
     from scipy.spatial import cKDTree
@@ -95,7 +89,7 @@ def current_for_power(
 ) -> np.ndarray:
     """Current (mA, >= 0) dissipating ``power_mW`` in ``R(I) = r_rise I^2 + r0`` (ohm, mA):
     the root of ``r_rise I^4 + r0 I^2 = 1e3 P``."""
-    p = _arr("power_mW", power_mW)
+    p = finite("power_mW", power_mW)
     if np.any(p < 0):
         raise SettingsError(f"a heater cannot dissipate negative power, got {p.min()} mW")
     c, a = np.asarray(r0_ohm, dtype=float), np.asarray(r_rise_ohm_per_mA2, dtype=float)
@@ -132,7 +126,7 @@ class Heaters:
         if isinstance(self.count, bool) or not isinstance(self.count, int) or self.count < 0:
             raise ShapeError(f"count must be a non-negative integer, got {self.count!r}")
         for f in fields(self)[1:8]:
-            arr = np.broadcast_to(_arr(f.name, getattr(self, f.name)), (self.count,)).copy()
+            arr = np.broadcast_to(finite(f.name, getattr(self, f.name)), (self.count,)).copy()
             if f.name != "bias_rad" and f.name != "drift_rad_per_K" and np.any(arr < 0):
                 raise SettingsError(f"{f.name} must be >= 0, got {arr.min()}")
             if f.name in ("p_pi_mW", "r0_ohm", "tau_s") and np.any(arr <= 0):
@@ -147,7 +141,7 @@ class Heaters:
             raise SettingsError(f"full_scale_mA must be > 0, got {self.full_scale_mA}")
 
     def _currents(self, current_mA: ArrayLike) -> np.ndarray:
-        current = _arr("current_mA", current_mA)
+        current = finite("current_mA", current_mA)
         if current.shape[-1:] != (self.count,):
             raise ShapeError(f"expected {self.count} currents (mA), got shape {current.shape}")
         return current
@@ -216,7 +210,7 @@ def own_phase_for(target_rad: ArrayLike, crosstalk: sp.spmatrix | None = None) -
 
     ``target_rad`` is the wanted heater-induced phase (bias and drift already subtracted).
     """
-    target = _arr("target_rad", target_rad)
+    target = finite("target_rad", target_rad)
     if crosstalk is None:
         return target
     A = (sp.identity(crosstalk.shape[0], format="csc") + crosstalk).tocsc()
@@ -260,7 +254,7 @@ def currents_for_phase(
     is then pre-compensated by solving the linear system, and any own phase the solve pushes
     below zero is lifted by 2 pi (a heater can only heat).
     """
-    target = _arr("target_rad", target_rad)
+    target = finite("target_rad", target_rad)
     target = target - heaters.bias_rad - heaters.drift_rad_per_K * delta_T_K
     own = own_for_modular_target(np.mod(target, 2 * np.pi), 2 * np.pi, crosstalk)
     return heaters.current_for_power(own * heaters.p_pi_mW / np.pi)
@@ -271,10 +265,10 @@ def step_response(
 ) -> np.ndarray:
     """First-order thermal settling after a step at t = 0: phases at times ``t_s`` (s), shape
     ``(len(t_s), H)``: ``to + (from - to) exp(-t / tau)``."""
-    start = _arr("phase_from", phase_from)
-    end = _arr("phase_to", phase_to)
-    tau = _arr("tau_s", tau_s)
-    t = _arr("t_s", t_s)
+    start = finite("phase_from", phase_from)
+    end = finite("phase_to", phase_to)
+    tau = finite("tau_s", tau_s)
+    t = finite("t_s", t_s)
     if np.any(t < 0) or np.any(tau <= 0):
         raise SettingsError("times must be >= 0 s and time constants > 0 s")
     return end + (start - end) * np.exp(-t[:, None] / tau)
@@ -284,4 +278,4 @@ def settling_time_s(tau_s: ArrayLike, tolerance: float = 1e-3) -> float:
     """Time for every first-order heater to settle within ``tolerance`` of a step, s."""
     if not 0 < tolerance < 1:
         raise SettingsError(f"tolerance must be in (0, 1), got {tolerance}")
-    return float(np.max(_arr("tau_s", tau_s)) * np.log(1 / tolerance))
+    return float(np.max(finite("tau_s", tau_s)) * np.log(1 / tolerance))
