@@ -28,6 +28,8 @@ from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, scattering, swit
 #: Default insertion loss of one cell, dB, and of one link (unit waveguide), dB.
 DEFAULT_CELL_LOSS_DB = 0.5
 DEFAULT_LINK_LOSS_DB = 0.0
+#: Iterations without fewer conflicts after which negotiation stops.
+STALL_ITERATIONS = 15
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,8 @@ class Router:
         used: dict[int, tuple[int, int]] = {}
         for pair in pairs:
             a, b = (int(p) for p in pair)
+            if a == b:
+                raise PortError(f"edge port {a} cannot be joined to itself")
             for p in (a, b):
                 if not 0 <= p < self.mesh.n_ports:
                     raise PortError(f"edge port {p} is out of range 0..{self.mesh.n_ports - 1}")
@@ -124,8 +128,6 @@ class Router:
                 if p in used:
                     raise PortError(f"edge port {p} is in two requests: {used[p]} and {(a, b)}")
                 used[p] = (a, b)
-            if a == b:
-                raise PortError(f"edge port {a} cannot be joined to itself")
             checked.append((a, b))
         return checked
 
@@ -193,7 +195,7 @@ class Router:
         hops: dict[tuple[int, int], list[tuple[int, int]]] = {}
         failures: dict[tuple[int, int], str] = {}
         present = 1.0
-        iterations = 0
+        iterations, fewest, stalled = 0, np.inf, 0
         for _ in range(self.max_iterations):
             iterations += 1
             for pair in pairs:
@@ -212,14 +214,18 @@ class Router:
             conflicts = self._conflicts(hops)
             if not conflicts.any():
                 break
+            count = int(conflicts.sum())
+            if count < fewest:
+                fewest, stalled = count, 0
+            stalled += 1
+            if stalled > STALL_ITERATIONS:  # penalties no longer help: give up early
+                break
             history += conflicts
             present *= 1.6
-        else:
+        if self._conflicts(hops).any():
             for pair in pairs:
                 if pair in hops and self._conflicts(hops, only=pair).any():
-                    failures[pair] = (
-                        f"still in conflict after {self.max_iterations} iterations of penalties"
-                    )
+                    failures[pair] = f"still in conflict after {iterations} iterations of penalties"
         return self._result(pairs, hops, failures, iterations)
 
     def _occupancy(self, hops) -> tuple[np.ndarray, np.ndarray]:
@@ -316,6 +322,7 @@ class Cover:
     matchings: tuple[Matching, ...]
     results: tuple[RouteResult, ...]
     note: str
+    unroutable: tuple[tuple[int, int], ...] = ()  # endpoint pairs no path joins, even alone
 
     @property
     def size(self) -> int:
@@ -343,20 +350,23 @@ def all_to_all_cover(router: Router, endpoints: Sequence[int], attempts: int = 8
     assert best is not None
     good, bad = best
     left = [pair for m in bad for pair in m.pairs]
-    extra = _pack(router, endpoints, left, n)
+    extra, unroutable = _pack(router, endpoints, left, n)
     note = (
         f"optimal: {n - 1} perfect matchings"
         if not bad
         else f"{len(bad)} of the {n - 1} perfect matchings did not route; their pairs took "
         f"{len(extra)} more matchings"
     )
+    if unroutable:
+        note += f"; {len(unroutable)} pairs cannot be routed even alone"
     chosen = good + extra
-    return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note)
+    return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note, tuple(unroutable))
 
 
 def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int):
-    """Greedy: fill a matching with pairs that still route with it; repeat."""
-    out = []
+    """Greedy: fill a matching with pairs that still route with it; repeat. Returns the
+    matchings and the pairs that route with nothing."""
+    out, unroutable = [], []
     pending = list(pairs)
     while pending:
         taken: list[tuple[int, int]] = []
@@ -371,10 +381,11 @@ def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int):
                 used.update(pair)
                 result = trial
                 pending.remove(pair)
-        if not taken:  # a pair that cannot route even alone
-            raise SettingsError(f"endpoint pair {pending[0]} cannot be routed on this mesh")
+        if not taken:  # the first pending pair cannot route even alone
+            unroutable.append(pending.pop(0))
+            continue
         out.append((Matching(taken, n), result))
-    return out
+    return out, unroutable
 
 
 @dataclass(frozen=True)
