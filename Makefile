@@ -32,6 +32,8 @@ $(VENV)/.pswitch-bench: $(STAMP)
 bench: $(VENV)/.pswitch-bench
 	$(BIN)/python benchmarks/bench_feedforward.py
 	$(BIN)/python benchmarks/bench_programming.py
+	$(BIN)/python benchmarks/bench_thermal.py
+	$(BIN)/python benchmarks/bench_router.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis .ruff_cache

@@ -143,8 +143,11 @@ class Router:
         best = {src: 0.0}
         back: dict[int, tuple[int, int]] = {}
         heap = [(0.0, src)]
+        found: tuple[float, int, int] | None = None  # cost, last entry, exit at dst
         while heap:
             cost, entry = heapq.heappop(heap)
+            if found is not None and cost >= found[0]:
+                break  # nothing cheaper is left
             if cost > best.get(entry, np.inf):
                 continue
             cell = entry // 4
@@ -152,12 +155,9 @@ class Router:
                 out = through(entry, state)
                 step = cost + cell_cost[cell, state] + end_cost[entry] + end_cost[out]
                 if out == dst:
-                    hops = [(entry, out)]
-                    node = entry
-                    while node != src:
-                        node, prev_out = back[node]
-                        hops.append((node, prev_out))
-                    return hops[::-1], step
+                    if found is None or step < found[0]:
+                        found = (step, entry, out)
+                    continue
                 nxt = self.partner[out]
                 if nxt < 0 or self.dead[nxt // 4]:
                     continue
@@ -166,7 +166,14 @@ class Router:
                     best[nxt] = step
                     back[nxt] = (entry, out)
                     heapq.heappush(heap, (step, nxt))
-        return None
+        if found is None:
+            return None
+        hops = [(found[1], found[2])]
+        node = found[1]
+        while node != src:
+            node, prev_out = back[node]
+            hops.append((node, prev_out))
+        return hops[::-1], found[0]
 
     @property
     def link_cost(self) -> float:
@@ -185,8 +192,10 @@ class Router:
             if result.ok:
                 break
             retry = self._negotiate(pairs[shift:] + pairs[:shift])
-            if len(retry.failures) < len(result.failures):
-                result = replace(retry, iterations=result.iterations + retry.iterations)
+            spent = result.iterations + retry.iterations
+            result = replace(
+                retry if len(retry.failures) < len(result.failures) else result, iterations=spent
+            )
         return result
 
     def _negotiate(self, pairs: list[tuple[int, int]]) -> RouteResult:
