@@ -112,6 +112,8 @@ class Router:
         self.cell_loss_db = cell_loss_db
         self.link_loss_db = link_loss_db
         self.max_iterations = max_iterations
+        self._partner_list = self.partner.tolist()  # plain lists: the search reads them a lot
+        self._dead_list = self.dead.tolist()
 
     def _check(self, pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
         checked: list[tuple[int, int]] = []
@@ -132,7 +134,7 @@ class Router:
         return checked
 
     # ---- one path -----------------------------------------------------------------------
-    def _search(self, src: int, dst: int, cell_cost: np.ndarray, end_cost: np.ndarray):
+    def _search(self, src: int, dst: int, cell_cost: list, end_cost: list):
         """Cheapest path from edge port-end ``src`` to ``dst``: Dijkstra over entry port-ends.
 
         ``cell_cost[c, state]`` and ``end_cost[port_end]`` are the current penalties.
@@ -140,6 +142,7 @@ class Router:
         """
         if self.dead[src // 4]:
             return None
+        partner, dead, link_cost = self._partner_list, self._dead_list, self.link_cost
         best = {src: 0.0}
         back: dict[int, tuple[int, int]] = {}
         heap = [(0.0, src)]
@@ -150,18 +153,18 @@ class Router:
                 break  # nothing cheaper is left
             if cost > best.get(entry, np.inf):
                 continue
-            cell = entry // 4
-            for state in (BAR, CROSS):
-                out = through(entry, state)
-                step = cost + cell_cost[cell, state] + end_cost[entry] + end_cost[out]
+            cell, k = divmod(entry, 4)
+            costs = cell_cost[cell]
+            for state, out in ((BAR, 4 * cell + (k + 2) % 4), (CROSS, 4 * cell + 3 - k)):
+                step = cost + costs[state] + end_cost[entry] + end_cost[out]
                 if out == dst:
                     if found is None or step < found[0]:
                         found = (step, entry, out)
                     continue
-                nxt = self.partner[out]
-                if nxt < 0 or self.dead[nxt // 4]:
+                nxt = partner[out]
+                if nxt < 0 or dead[nxt // 4]:
                     continue
-                step += self.link_cost
+                step += link_cost
                 if step < best.get(nxt, np.inf):
                     best[nxt] = step
                     back[nxt] = (entry, out)
@@ -205,21 +208,23 @@ class Router:
         failures: dict[tuple[int, int], str] = {}
         present = 1.0
         iterations, fewest, stalled = 0, np.inf, 0
+        use_state, use_end = np.zeros((n_cells, 2)), np.zeros(4 * n_cells)  # kept up to date
         for _ in range(self.max_iterations):
             iterations += 1
             for pair in pairs:
-                hops.pop(pair, None)
-                use_state, use_end = self._occupancy(hops)
+                if pair in hops:
+                    _occupy(hops.pop(pair), use_state, use_end, -1)
                 # a cell costs its loss, plus penalties for other paths needing the other state
                 cell_cost = self.cell_loss_db + history + present * use_state[:, ::-1]
                 end_cost = present * 10.0 * use_end
                 src, dst = self.port_end_of[pair[0]], self.port_end_of[pair[1]]
-                found = self._search(int(src), int(dst), cell_cost, end_cost)
+                found = self._search(int(src), int(dst), cell_cost.tolist(), end_cost.tolist())
                 if found is None:
                     failures[pair] = "no path: every route is blocked by dead cells or the edge"
                     continue
                 failures.pop(pair, None)
                 hops[pair] = found[0]
+                _occupy(found[0], use_state, use_end, +1)
             conflicts = self._conflicts(hops)
             if not conflicts.any():
                 break
@@ -241,10 +246,7 @@ class Router:
         use_state = np.zeros((self.mesh.n_cells, 2))
         use_end = np.zeros(4 * self.mesh.n_cells)
         for path in hops.values():
-            for entry, out in path:
-                use_state[entry // 4, _state(entry, out)] += 1
-                use_end[entry] += 1
-                use_end[out] += 1
+            _occupy(path, use_state, use_end, +1)
         return use_state, use_end
 
     def _conflicts(self, hops, only=None) -> np.ndarray:
@@ -297,6 +299,14 @@ class Router:
                 score.append(bad)
             states[c] = BAR if score[BAR] <= score[CROSS] else CROSS
         return states
+
+
+def _occupy(path, use_state: np.ndarray, use_end: np.ndarray, sign: int) -> None:
+    """Add (``sign`` +1) or remove (-1) a path's uses of cell states and port-ends."""
+    for entry, out in path:
+        use_state[entry // 4, _state(entry, out)] += sign
+        use_end[entry] += sign
+        use_end[out] += sign
 
 
 def _state(entry: int, out: int) -> int:
