@@ -23,7 +23,15 @@ import numpy as np
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching, Permutation
 from photonics.mzi import MZIImperfections
-from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, scattering, switch_6x6_mesh, through
+from photonics.waveguide_mesh import (
+    BAR,
+    CROSS,
+    WaveguideMesh,
+    scattering,
+    state_between,
+    switch_6x6_mesh,
+    through,
+)
 
 #: Default insertion loss of one cell, dB, and of one link (unit waveguide), dB.
 DEFAULT_CELL_LOSS_DB = 0.5
@@ -155,6 +163,7 @@ class Router:
                 continue
             cell, k = divmod(entry, 4)
             costs = cell_cost[cell]
+            # `through` inlined: this loop is the router's hot path
             for state, out in ((BAR, 4 * cell + (k + 2) % 4), (CROSS, 4 * cell + 3 - k)):
                 step = cost + costs[state] + end_cost[entry] + end_cost[out]
                 if out == dst:
@@ -258,7 +267,7 @@ class Router:
         if only is not None:
             mine = np.zeros_like(bad, dtype=bool)
             for entry, out in hops[only]:
-                mine[entry // 4, _state(entry, out)] = True
+                mine[entry // 4, state_between(entry, out)] = True
             bad = bad * mine
         return bad.astype(float)
 
@@ -270,7 +279,7 @@ class Router:
                 continue
             h = hops[pair]
             cells = tuple(entry // 4 for entry, _ in h)
-            st = tuple(_state(entry, out) for entry, out in h)
+            st = tuple(state_between(entry, out) for entry, out in h)
             for c, s in zip(cells, st, strict=True):
                 states[c] = s
             ends = tuple(e for hop in h for e in hop)
@@ -304,13 +313,9 @@ class Router:
 def _occupy(path, use_state: np.ndarray, use_end: np.ndarray, sign: int) -> None:
     """Add (``sign`` +1) or remove (-1) a path's uses of cell states and port-ends."""
     for entry, out in path:
-        use_state[entry // 4, _state(entry, out)] += sign
+        use_state[entry // 4, state_between(entry, out)] += sign
         use_end[entry] += sign
         use_end[out] += sign
-
-
-def _state(entry: int, out: int) -> int:
-    return BAR if (entry % 4 + 2) % 4 == out % 4 else CROSS
 
 
 def is_realizable(
