@@ -7,15 +7,24 @@ from hypothesis import strategies as st
 from strategies import seeds
 
 from photonics import Matching, Permutation, PortError
+from photonics.mzi import MZIImperfections, extinction_ratio_db
 from photonics.routing import (
     Router,
     all_to_all_cover,
     requests_for,
     round_robin,
     switch_6x6,
+    switch_32,
     verify,
 )
-from photonics.waveguide_mesh import BAR, CROSS, hexagonal_mesh, scattering
+from photonics.waveguide_mesh import (
+    BAR,
+    CROSS,
+    forced_entry,
+    hexagonal_mesh,
+    scattering,
+    through,
+)
 
 MESH = hexagonal_mesh(3, 4)
 ENDPOINTS = list(range(0, MESH.n_ports, MESH.n_ports // 8))[:8]
@@ -106,6 +115,21 @@ def test_bad_requests_are_refused(call, words) -> None:
         call(Router(MESH))
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"cell_loss_db": -1.0}, "losses must be >= 0"),
+        ({"extinction_db": 0.0}, "extinction_db must be > 0"),
+        ({"extinction_db": [30.0, 40.0]}, "broadcast"),
+        ({"extinction_db": np.nan}, "finite"),
+        ({"max_iterations": 0}, "max_iterations must be >= 1"),
+    ],
+)
+def test_bad_router_settings_are_refused(kwargs, words) -> None:
+    with pytest.raises(ValueError, match=words):
+        Router(MESH, **kwargs)
+
+
 @given(st.integers(1, 4), seeds)
 def test_failures_say_why(k, seed) -> None:
     rng = np.random.default_rng(seed)
@@ -117,3 +141,43 @@ def test_failures_say_why(k, seed) -> None:
         assert reason
     assert _conflict_free(result)
     assert not {c for p in result.paths for c in p.cells} & set(dead)
+
+
+@given(seeds, st.booleans())
+def test_predicted_isolation_is_a_lower_bound_on_the_scattering_solve(seed, directed) -> None:
+    rng = np.random.default_rng(seed)
+    chip = MZIImperfections.sample(MESH.n_cells, rng, splitter_sigma=0.02, loss_db=0.5)
+    extinction = extinction_ratio_db(chip.splitter_error_in, chip.splitter_error_out)
+    router = Router(MESH, extinction_db=extinction)
+    result = router.route(requests_for(Matching.random(8, rng), ENDPOINTS), directed=directed)
+    P = np.abs(scattering(MESH, result.theta(), imperfections=chip)) ** 2
+    for path in result.paths:
+        sends = [path.ports] if directed else [path.ports, path.ports[::-1]]
+        for a, b in sends:
+            senders = [q.ports[:1] if directed else q.ports for q in result.paths if q is not path]
+            others = [P[b, x] for ports in senders for x in ports]
+            measured = 10 * np.log10(P[b, a] / max(others, default=1e-30))
+            # first order in the extinction (leaks of leaks move it by < 0.5 dB even with
+            # cells of 24 dB); a path that shares no cell (inf) only sees leaks of leaks
+            assert measured >= min(path.isolation_db - 0.5, 2 * extinction.min() - 20)
+    shares = [p for p in result.paths if np.isfinite(p.isolation_db)]
+    for p in shares:  # a finite prediction means a cell is shared with another path
+        assert any(set(p.cells) & set(q.cells) for q in result.paths if q is not p)
+
+
+def test_switch_32_puts_one_endpoint_on_each_edge_cell_eight_a_side() -> None:
+    mesh, ends = switch_32()
+    assert len(ends) == 32 and len({mesh.edge_ports[p] // 4 for p in ends}) == 32
+    for side in ("west", "south", "east", "north"):
+        assert len(set(ends) & set(mesh.side_ports(side).tolist())) == 8
+    routed = Router(mesh).route(requests_for(Matching.random(32, np.random.default_rng(1)), ends))
+    assert routed.ok and len(routed.paths) == 16
+
+
+def test_forced_entry_follows_the_only_inward_state() -> None:
+    mesh, ends = switch_32()
+    for p in ends:
+        hops = forced_entry(mesh, p)
+        assert hops and hops[0][2] == mesh.edge_ports[p]
+        for (_, state, entry, out), nxt in itertools.pairwise(hops):
+            assert through(entry, state) == out and mesh.partner()[out] == nxt[2]

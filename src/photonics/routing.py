@@ -14,28 +14,34 @@ iteration limit is reached. Deterministic for a given mesh and request.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from photonics._checks import finite
+from photonics._route_kernel import isolation_db, negotiate
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching, Permutation
 from photonics.mzi import MZIImperfections
 from photonics.waveguide_mesh import (
     BAR,
     CROSS,
+    DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
     WaveguideMesh,
+    forced_entry,
+    mesh_9x9,
     scattering,
     state_between,
     switch_6x6_mesh,
     through,
 )
 
-#: Default insertion loss of one cell, dB, and of one link (unit waveguide), dB.
+#: Default insertion loss of one cell, dB.
 DEFAULT_CELL_LOSS_DB = 0.5
-DEFAULT_LINK_LOSS_DB = 0.0
+#: Default extinction of a cell, dB: how much of a path's light stays out of the cell's other
+#: arm (the typical unit-cell figure, design.md section 4).
+DEFAULT_EXTINCTION_DB = 35.0
 #: Iterations without fewer conflicts after which negotiation stops.
 STALL_ITERATIONS = 15
 
@@ -43,13 +49,16 @@ STALL_ITERATIONS = 15
 @dataclass(frozen=True)
 class Path:
     """One routed request: the edge ports it joins, the cells it crosses with their states, the
-    port-ends it occupies, and its insertion loss (dB) from cell and link losses."""
+    port-ends it occupies, its insertion loss (dB) from cell and link losses, and its predicted
+    isolation (dB): its signal over the light other paths leak into it through the cells they
+    share (first order in the cells' extinction; ``inf`` when it shares no cell)."""
 
     ports: tuple[int, int]
     cells: tuple[int, ...]
     states: tuple[int, ...]
     port_ends: tuple[int, ...]
     loss_db: float
+    isolation_db: float = np.inf
 
 
 @dataclass(frozen=True)
@@ -64,6 +73,11 @@ class RouteResult:
     @property
     def ok(self) -> bool:
         return not self.failures
+
+    @property
+    def isolation_db(self) -> float:
+        """Worst predicted isolation of the routed paths, dB."""
+        return min((p.isolation_db for p in self.paths), default=np.inf)
 
     def theta(self) -> np.ndarray:
         """Cell angles (rad) for the scattering solve: 0 for bar, pi/2 for cross."""
@@ -97,18 +111,35 @@ def requests_for(
 
 
 class Router:
-    """Routes requests on one mesh; holds the mesh's graph and the dead cells."""
+    """Routes requests on one mesh; holds the mesh's graph, the dead cells and what the cells
+    are like.
+
+    - ``cell_loss_db``: insertion loss of a cell, dB; ``link_loss_db``: of a link between
+      cells, dB (default: the mesh's unit length at
+      :data:`~photonics.waveguide_mesh.DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM`);
+    - ``extinction_db``: each cell's extinction, dB, a scalar or one value per cell (measured
+      ones from a calibration, or :func:`~photonics.mzi.extinction_ratio_db` of a model chip),
+      for each path's predicted isolation.
+    """
 
     def __init__(
         self,
         mesh: WaveguideMesh,
         dead_cells: Sequence[int] = (),
         cell_loss_db: float = DEFAULT_CELL_LOSS_DB,
-        link_loss_db: float = DEFAULT_LINK_LOSS_DB,
+        link_loss_db: float | None = None,
+        extinction_db: float | Sequence[float] | np.ndarray = DEFAULT_EXTINCTION_DB,
         max_iterations: int = 60,
     ) -> None:
+        if link_loss_db is None:
+            link_loss_db = DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM * mesh.unit_length_um * 1e-4
         if cell_loss_db < 0 or link_loss_db < 0:
             raise SettingsError(f"losses must be >= 0 dB, got {cell_loss_db}, {link_loss_db}")
+        ext = np.broadcast_to(finite("extinction_db", extinction_db), (mesh.n_cells,))
+        if np.any(ext <= 0):
+            raise SettingsError(f"extinction_db must be > 0 dB, got {ext.min()}")
+        if max_iterations < 1:
+            raise SettingsError(f"max_iterations must be >= 1, got {max_iterations}")
         self.mesh = mesh
         self.partner = mesh.partner()
         self.dead = np.zeros(mesh.n_cells, bool)
@@ -117,11 +148,10 @@ class Router:
                 raise PortError(f"dead cell {c} is out of range 0..{mesh.n_cells - 1}")
             self.dead[c] = True
         self.port_end_of = np.asarray(mesh.edge_ports, dtype=np.int64)
-        self.cell_loss_db = cell_loss_db
-        self.link_loss_db = link_loss_db
-        self.max_iterations = max_iterations
-        self._partner_list = self.partner.tolist()  # plain lists: the search reads them a lot
-        self._dead_list = self.dead.tolist()
+        self.cell_loss_db = float(cell_loss_db)
+        self.link_loss_db = float(link_loss_db)
+        self.extinction_db = np.ascontiguousarray(ext, dtype=float)
+        self.max_iterations = int(max_iterations)
 
     def _check(self, pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
         checked: list[tuple[int, int]] = []
@@ -141,156 +171,75 @@ class Router:
             checked.append((a, b))
         return checked
 
-    # ---- one path -----------------------------------------------------------------------
-    def _search(self, src: int, dst: int, cell_cost: list, end_cost: list):
-        """Cheapest path from edge port-end ``src`` to ``dst``: Dijkstra over entry port-ends.
-
-        ``cell_cost[c, state]`` and ``end_cost[port_end]`` are the current penalties.
-        Returns the list of (entry, exit) port-end pairs, or None.
-        """
-        if self.dead[src // 4]:
-            return None
-        partner, dead, link_cost = self._partner_list, self._dead_list, self.link_cost
-        best = {src: 0.0}
-        back: dict[int, tuple[int, int]] = {}
-        heap = [(0.0, src)]
-        found: tuple[float, int, int] | None = None  # cost, last entry, exit at dst
-        while heap:
-            cost, entry = heapq.heappop(heap)
-            if found is not None and cost >= found[0]:
-                break  # nothing cheaper is left
-            if cost > best.get(entry, np.inf):
-                continue
-            cell, k = divmod(entry, 4)
-            costs = cell_cost[cell]
-            # `through` inlined: this loop is the router's hot path
-            for state, out in ((BAR, 4 * cell + (k + 2) % 4), (CROSS, 4 * cell + 3 - k)):
-                step = cost + costs[state] + end_cost[entry] + end_cost[out]
-                if out == dst:
-                    if found is None or step < found[0]:
-                        found = (step, entry, out)
-                    continue
-                nxt = partner[out]
-                if nxt < 0 or dead[nxt // 4]:
-                    continue
-                step += link_cost
-                if step < best.get(nxt, np.inf):
-                    best[nxt] = step
-                    back[nxt] = (entry, out)
-                    heapq.heappush(heap, (step, nxt))
-        if found is None:
-            return None
-        hops = [(found[1], found[2])]
-        node = found[1]
-        while node != src:
-            node, prev_out = back[node]
-            hops.append((node, prev_out))
-        return hops[::-1], found[0]
-
     @property
     def link_cost(self) -> float:
         return self.link_loss_db + 1e-3  # a little length, so shorter paths win ties
 
     # ---- all requests ---------------------------------------------------------------------
-    def route(self, pairs: Iterable[tuple[int, int]], orders: int = 6) -> RouteResult:
+    def route(
+        self, pairs: Iterable[tuple[int, int]], directed: bool = False, orders: int = 32
+    ) -> RouteResult:
         """Route every edge-port pair (see the module docstring and :func:`requests_for`).
 
-        Negotiation depends on the order in which requests are re-routed: when it stalls, it is
-        run again with the requests rotated, up to ``orders`` times (deterministically).
+        ``directed``: light enters at each pair's first port only (a permutation); otherwise
+        both ends send and receive (a matching); this only changes the predicted isolation.
+        Negotiation depends on the order in which requests are re-routed: when it leaves a
+        conflict, it is run again with the requests rotated, then reversed and rotated, up to
+        ``orders`` runs in all (deterministically); the run with fewest failures is kept.
         """
         pairs = self._check(pairs)
-        result = self._negotiate(pairs)
-        for shift in range(1, min(orders, len(pairs))):
+        result = self._negotiate(pairs, directed)
+        n = len(pairs)
+        for run in range(1, min(orders, 2 * n)):
             if result.ok:
                 break
-            retry = self._negotiate(pairs[shift:] + pairs[:shift])
+            order = pairs if run < n else pairs[::-1]
+            shift = run % n
+            retry = self._negotiate(order[shift:] + order[:shift], directed)
             spent = result.iterations + retry.iterations
-            result = replace(
-                retry if len(retry.failures) < len(result.failures) else result, iterations=spent
-            )
+            better = len(retry.failures) < len(result.failures)
+            result = replace(retry if better else result, iterations=spent)
         return result
 
-    def _negotiate(self, pairs: list[tuple[int, int]]) -> RouteResult:
-        n_cells = self.mesh.n_cells
-        history = np.zeros((n_cells, 2))
-        hops: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        failures: dict[tuple[int, int], str] = {}
-        present = 1.0
-        iterations, fewest, stalled = 0, np.inf, 0
-        use_state, use_end = np.zeros((n_cells, 2)), np.zeros(4 * n_cells)  # kept up to date
-        for _ in range(self.max_iterations):
-            iterations += 1
-            for pair in pairs:
-                if pair in hops:
-                    _occupy(hops.pop(pair), use_state, use_end, -1)
-                # a cell costs its loss, plus penalties for other paths needing the other state
-                cell_cost = self.cell_loss_db + history + present * use_state[:, ::-1]
-                end_cost = present * 10.0 * use_end
-                src, dst = self.port_end_of[pair[0]], self.port_end_of[pair[1]]
-                found = self._search(int(src), int(dst), cell_cost.tolist(), end_cost.tolist())
-                if found is None:
-                    failures[pair] = "no path: every route is blocked by dead cells or the edge"
-                    continue
-                failures.pop(pair, None)
-                hops[pair] = found[0]
-                _occupy(found[0], use_state, use_end, +1)
-            conflicts = self._conflicts(hops)
-            if not conflicts.any():
-                break
-            count = int(conflicts.sum())
-            if count < fewest:
-                fewest, stalled = count, 0
-            stalled += 1
-            if stalled > STALL_ITERATIONS:  # penalties no longer help: give up early
-                break
-            history += conflicts
-            present *= 1.6
-        if self._conflicts(hops).any():
-            for pair in pairs:
-                if pair in hops and self._conflicts(hops, only=pair).any():
-                    failures[pair] = f"still in conflict after {iterations} iterations of penalties"
-        return self._result(pairs, hops, failures, iterations)
+    def _negotiate(self, pairs: list[tuple[int, int]], directed: bool) -> RouteResult:
+        ends = self.port_end_of[np.asarray(pairs, dtype=np.int64).reshape(-1, 2)]
+        hops, lengths, conflicted, iterations = negotiate(
+            self.partner,
+            self.dead,
+            np.ascontiguousarray(ends[:, 0]),
+            np.ascontiguousarray(ends[:, 1]),
+            self.cell_loss_db,
+            self.link_cost,
+            self.max_iterations,
+            STALL_ITERATIONS,
+        )
+        routed = np.where(conflicted, -1, lengths)
+        step_db = self.cell_loss_db + self.link_loss_db
+        isolation = isolation_db(hops, routed, self.extinction_db, step_db, not directed)
+        paths, failures = [], {}
+        for i, pair in enumerate(pairs):
+            if lengths[i] < 0:
+                failures[pair] = "no path: every route is blocked by dead cells or the edge"
+            elif conflicted[i]:
+                failures[pair] = f"still in conflict after {iterations} iterations of penalties"
+            else:
+                paths.append(self._path(pair, hops[i, : lengths[i]], float(isolation[i])))
+        return RouteResult(tuple(paths), self._park(paths), failures, int(iterations))
 
-    def _occupancy(self, hops) -> tuple[np.ndarray, np.ndarray]:
-        use_state = np.zeros((self.mesh.n_cells, 2))
-        use_end = np.zeros(4 * self.mesh.n_cells)
-        for path in hops.values():
-            _occupy(path, use_state, use_end, +1)
-        return use_state, use_end
+    def _path(self, pair: tuple[int, int], hops: np.ndarray, isolation_db: float) -> Path:
+        cells = tuple(int(e) // 4 for e in hops[:, 0])
+        states = tuple(state_between(int(a), int(b)) for a, b in hops)
+        loss = len(cells) * self.cell_loss_db + (len(cells) - 1) * self.link_loss_db
+        ends = tuple(int(e) for e in hops.ravel())
+        return Path(pair, cells, states, ends, loss, isolation_db)
 
-    def _conflicts(self, hops, only=None) -> np.ndarray:
-        """Per cell and state, how many conflicting uses there are (0 when routable)."""
-        use_state, use_end = self._occupancy(hops)
-        both = (use_state[:, BAR] > 0) & (use_state[:, CROSS] > 0)
-        shared = (use_end.reshape(-1, 4) > 1).any(axis=1)
-        bad = (both | shared)[:, None] * (use_state > 0)
-        if only is not None:
-            mine = np.zeros_like(bad, dtype=bool)
-            for entry, out in hops[only]:
-                mine[entry // 4, state_between(entry, out)] = True
-            bad = bad * mine
-        return bad.astype(float)
-
-    def _result(self, pairs, hops, failures, iteration) -> RouteResult:
+    def _park(self, paths: list[Path]) -> np.ndarray:
+        """Cell states of ``paths``; each unused cell is set to the state whose arms join fewest
+        port-ends next to two different paths (light that leaks out of one path should not find
+        another)."""
         states = np.full(self.mesh.n_cells, -1)
-        paths = []
-        for pair in pairs:
-            if pair not in hops or pair in failures:
-                continue
-            h = hops[pair]
-            cells = tuple(entry // 4 for entry, _ in h)
-            st = tuple(state_between(entry, out) for entry, out in h)
-            for c, s in zip(cells, st, strict=True):
-                states[c] = s
-            ends = tuple(e for hop in h for e in hop)
-            loss = len(cells) * self.cell_loss_db + (len(cells) - 1) * self.link_loss_db
-            paths.append(Path(pair, cells, st, ends, loss))
-        states = self._park(states, paths)
-        return RouteResult(tuple(paths), states, failures, iteration)
-
-    def _park(self, states: np.ndarray, paths: list[Path]) -> np.ndarray:
-        """Set each unused cell to the state whose arms join fewest port-ends next to two
-        different paths (light that leaks out of one path should not find another)."""
+        for p in paths:
+            states[list(p.cells)] = p.states
         owner = np.full(4 * self.mesh.n_cells, -1)
         for i, p in enumerate(paths):
             owner[list(p.port_ends)] = i
@@ -308,14 +257,6 @@ class Router:
                 score.append(bad)
             states[c] = BAR if score[BAR] <= score[CROSS] else CROSS
         return states
-
-
-def _occupy(path, use_state: np.ndarray, use_end: np.ndarray, sign: int) -> None:
-    """Add (``sign`` +1) or remove (-1) a path's uses of cell states and port-ends."""
-    for entry, out in path:
-        use_state[entry // 4, state_between(entry, out)] += sign
-        use_end[entry] += sign
-        use_end[out] += sign
 
 
 def is_realizable(
@@ -476,3 +417,35 @@ def switch_6x6() -> tuple[WaveguideMesh, list[int], list[int]]:
     mesh = switch_6x6_mesh()
     west, east = list(mesh.side_ports("west")), list(mesh.side_ports("east"))
     return mesh, [west[i] for i in (2, 3, 4, 5, 6, 7)], [east[i] for i in (0, 1, 3, 6, 8, 9)]
+
+
+def switch_32(per_side: int = 8, margin: float = 0.15) -> tuple[WaveguideMesh, list[int]]:
+    """The PipSwitch-scale switch: :func:`~photonics.waveguide_mesh.mesh_9x9` (278 cells) and
+    32 endpoint edge ports, ``per_side`` on each side (west, south, east, north).
+
+    Each side's endpoints are spread evenly over the middle ``1 - 2 margin`` of its ports, each
+    snapped to the nearest port that is alone on its edge cell among the endpoints (two on one
+    cell would share it, and light entering one would leak into the other's output) and whose
+    forced entry (:func:`~photonics.waveguide_mesh.forced_entry`) collides with no endpoint
+    chosen before. Ports nearer the corners, or with colliding forced entries, leave most
+    perfect matchings unroutable by any router.
+    """
+    mesh = mesh_9x9()
+    entries = {p: forced_entry(mesh, p) for p in range(mesh.n_ports)}
+    cell_of = mesh.edge_ports // 4
+    chosen: list[int] = []
+
+    def fits(p: int) -> bool:
+        taken = {c: s for q in chosen for c, s, _, _ in entries[q]}
+        ends = {e for q in chosen for _, _, a, b in entries[q] for e in (a, b)}
+        return cell_of[p] not in {cell_of[q] for q in chosen} and all(
+            taken.get(c, s) == s and a not in ends and b not in ends for c, s, a, b in entries[p]
+        )
+
+    for side in ("west", "south", "east", "north"):
+        ports = [int(p) for p in mesh.side_ports(side)]
+        n = len(ports)
+        for target in np.linspace(margin * n, (1 - margin) * n - 1, per_side):
+            near = sorted(range(n), key=lambda i: (abs(i - target), i))
+            chosen.append(next(ports[i] for i in near if fits(ports[i])))
+    return mesh, chosen

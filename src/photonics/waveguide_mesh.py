@@ -561,6 +561,24 @@ def mesh_9x9(unit_length_um: float = DEFAULT_UNIT_LENGTH_UM) -> WaveguideMesh:
 # --- paths ---------------------------------------------------------------------------------
 
 
+def forced_entry(mesh: WaveguideMesh, port: int) -> list[tuple[int, int, int, int]]:
+    """(cell, state, entry, exit) of the cells a path from edge ``port`` must cross, each in
+    the only state that does not lead straight back out of the mesh, until it has a choice."""
+    partner = mesh.partner()
+    entry = int(mesh.edge_ports[_port(mesh, "port", port)])
+    hops: list[tuple[int, int, int, int]] = []
+    seen: set[int] = set()
+    while entry not in seen:
+        seen.add(entry)
+        inward = [s for s in (BAR, CROSS) if partner[through(entry, s)] >= 0]
+        if len(inward) != 1:
+            break
+        out = through(entry, inward[0])
+        hops.append((entry // 4, inward[0], entry, out))
+        entry = int(partner[out])
+    return hops
+
+
 class TracedPath(NamedTuple):
     """The path of light through a mesh of cells in BAR/CROSS.
 
