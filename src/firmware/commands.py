@@ -1,0 +1,364 @@
+"""The switch's command language: a SCPI-style line protocol, shared by controller and SDK.
+
+A line holds one or more commands joined by ``;``. A command is a header of colon-separated
+mnemonics (``ROUTe:CONNect``: the upper-case part is the short form, the whole word the long
+form; case-insensitive; a leading ``:`` is allowed and every header is absolute), or an IEEE
+488.2 common command (``*IDN?``); a ``?`` makes it a query; arguments follow after white space,
+separated by commas. Ports, channels and other ids are 0-based.
+
+Arguments:
+
+- numbers: ``5``, ``-2.5``, ``1e-3``, optionally with a unit suffix converted to the
+  parameter's unit (``12.5mA``, ``0.01 A``; the prefixes ``K``, ``M`` (milli), ``U``, ``N``),
+  or ``MIN`` / ``MAX`` / ``DEF``;
+- booleans: ``ON``, ``OFF``, ``1``, ``0``;
+- names: character data from a fixed set (``BAR``, ``CROSS``);
+- strings: ``"quoted"`` or ``'quoted'``;
+- lists: any number of numbers (``0,5,1,4``).
+
+The whole line is parsed before anything runs: a line with a syntax error runs nothing. Errors
+are :class:`ScpiError` with the standard codes (:data:`MESSAGES`), kept by :class:`ErrorQueue`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+#: Longest accepted line, characters (terminator excluded).
+MAX_LINE = 4096
+#: Capacity of the error queue; the last slot becomes -350 when it overflows.
+QUEUE_SIZE = 16
+
+#: Standard SCPI error messages by code.
+MESSAGES = {
+    0: "No error",
+    -100: "Command error",
+    -101: "Invalid character",
+    -102: "Syntax error",
+    -103: "Invalid separator",
+    -104: "Data type error",
+    -108: "Parameter not allowed",
+    -109: "Missing parameter",
+    -113: "Undefined header",
+    -120: "Numeric data error",
+    -131: "Invalid suffix",
+    -141: "Invalid character data",
+    -150: "String data error",
+    -200: "Execution error",
+    -221: "Settings conflict",
+    -222: "Data out of range",
+    -224: "Illegal parameter value",
+    -240: "Hardware error",
+    -300: "Device-specific error",
+    -310: "System error",
+    -330: "Self-test failed",
+    -350: "Queue overflow",
+    -363: "Input buffer overrun",
+}
+
+
+class ScpiError(Exception):
+    """A command or execution error: its SCPI ``code`` and a message saying what was wrong."""
+
+    def __init__(self, code: int, detail: str = "") -> None:
+        if code not in MESSAGES:
+            raise ValueError(f"unknown SCPI error code {code}")
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{code},{self.text}")
+
+    @property
+    def text(self) -> str:
+        """The queue entry's quoted string: the standard message, then the detail."""
+        message = MESSAGES[self.code] + (f";{self.detail}" if self.detail else "")
+        return '"' + message.replace('"', "'") + '"'
+
+
+class ErrorQueue:
+    """The SCPI error queue: first in, first out, :data:`QUEUE_SIZE` entries; when full, the
+    newest entry is replaced by -350 (queue overflow) and further errors are dropped."""
+
+    def __init__(self, size: int = QUEUE_SIZE) -> None:
+        self._items: deque[ScpiError] = deque()
+        self.size = size
+
+    def push(self, error: ScpiError) -> None:
+        if len(self._items) < self.size - 1:
+            self._items.append(error)
+        elif len(self._items) == self.size - 1:
+            self._items.append(ScpiError(-350))
+
+    def pop(self) -> ScpiError:
+        """The oldest error, or code 0 (no error) when the queue is empty."""
+        return self._items.popleft() if self._items else ScpiError(0)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def codes(self) -> list[int]:
+        return [e.code for e in self._items]
+
+
+Kind = Literal["number", "int", "bool", "name", "string", "list"]
+
+_PREFIX = {"": 1.0, "K": 1e3, "M": 1e-3, "U": 1e-6, "N": 1e-9}
+#: Units a parameter may declare, with their size in base units.
+_UNITS = {
+    "mA": ("A", 1e-3),
+    "mW": ("W", 1e-3),
+    "V": ("V", 1.0),
+    "s": ("S", 1.0),
+    "ms": ("S", 1e-3),
+    "nm": ("M", 1e-9),
+    "C": ("CEL", 1.0),
+    "dB": ("DB", 1.0),
+}
+_NUMBER = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)$")
+_HEADER = re.compile(r"^(\*[A-Za-z]+\??|:?[A-Za-z][A-Za-z0-9]*(?::[A-Za-z][A-Za-z0-9]*)*\??)$")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument: its name, kind, inclusive range (numbers), unit, choices (names), and
+    whether it may be left out (then ``default``)."""
+
+    name: str
+    kind: Kind
+    low: float | None = None
+    high: float | None = None
+    unit: str = ""
+    choices: tuple[str, ...] = ()
+    default: object = None
+    optional: bool = False
+
+    def describe(self) -> str:
+        """The parameter for the command reference."""
+        if self.kind in ("number", "int", "list"):
+            what = "integer" if self.kind == "int" else "number"
+            if self.kind == "list":
+                what = "comma-separated integers"
+            rng = f" {_fmt(self.low)} .. {_fmt(self.high)}" if self.low is not None else ""
+            unit = f" {self.unit}" if self.unit else ""
+            text = f"{what}{rng}{unit}"
+        elif self.kind == "bool":
+            text = "ON | OFF | 1 | 0"
+        elif self.kind == "name":
+            text = " | ".join(self.choices)
+        else:
+            text = "quoted string"
+        return text + (f" (optional, default {self.default})" if self.optional else "")
+
+
+def _fmt(x: float | None) -> str:
+    return "" if x is None else (str(int(x)) if float(x).is_integer() else f"{x:g}")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One command of the grammar: header (mnemonic form), parameters, whether it has a set
+    form and a query form, what it does, what a query returns, and an example line."""
+
+    header: str
+    params: tuple[Param, ...] = ()
+    settable: bool = True
+    queryable: bool = False
+    summary: str = ""
+    reply: str = ""
+    example: str = ""
+    query_params: tuple[Param, ...] = ()
+    mnemonics: tuple[tuple[str, str], ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        words = self.header.lstrip(":").split(":")
+        forms = tuple(
+            (
+                "".join(ch for ch in w if ch.isupper() or ch.isdigit() or ch == "*").upper(),
+                w.upper(),
+            )
+            for w in words
+        )
+        object.__setattr__(self, "mnemonics", forms)
+
+    def matches(self, words: Sequence[str]) -> bool:
+        return len(words) == len(self.mnemonics) and all(
+            w.upper() in forms for w, forms in zip(words, self.mnemonics, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class Command:
+    """A parsed command: its spec, whether it is a query, and its converted arguments."""
+
+    spec: Spec
+    query: bool
+    args: tuple
+
+
+def split_line(line: str | bytes) -> list[str]:
+    """The commands of one line (split at ``;`` outside quotes), checked for length and
+    characters; raises :class:`ScpiError` (-363 too long, -101 bad character, -150 open
+    quote)."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("ascii")
+        except UnicodeDecodeError:
+            raise ScpiError(-101, "only printable ASCII is understood") from None
+    line = line.rstrip("\r\n")
+    if len(line) > MAX_LINE:
+        raise ScpiError(-363, f"line of {len(line)} characters; at most {MAX_LINE}")
+    bad = [ch for ch in line if not (ch.isascii() and (ch.isprintable() or ch == "\t"))]
+    if bad:
+        raise ScpiError(-101, f"character {bad[0]!r} is not printable ASCII")
+    parts, current, quote = [], [], ""
+    for ch in line:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == ";":
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        current.append(ch)
+    if quote:
+        raise ScpiError(-150, "unterminated string")
+    parts.append("".join(current).strip())
+    return [p for p in parts if p]
+
+
+def parse_line(line: str | bytes, grammar: Sequence[Spec]) -> list[Command]:
+    """Parse a whole line into commands; the first error raises :class:`ScpiError`."""
+    return [parse_command(text, grammar) for text in split_line(line)]
+
+
+def parse_command(text: str, grammar: Sequence[Spec]) -> Command:
+    """Parse one command (no ``;``) against ``grammar``."""
+    head, rest = [*text.strip().split(None, 1), ""][:2]
+    if not _HEADER.match(head):
+        raise ScpiError(-102, f"cannot read header {head!r}")
+    query = head.endswith("?")
+    words = head.rstrip("?").lstrip(":").split(":")
+    spec = next((s for s in grammar if s.matches(words)), None)
+    if spec is None:
+        raise ScpiError(-113, head)
+    if query and not spec.queryable:
+        raise ScpiError(-113, f"{head} (no query form)")
+    if not query and not spec.settable:
+        raise ScpiError(-113, f"{head} (query only: add '?')")
+    params = spec.query_params if query else spec.params
+    return Command(spec, query, parse_args(rest.strip(), params))
+
+
+def _split_args(text: str) -> list[str]:
+    if not text:
+        return []
+    out, current, quote = [], [], ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch == ",":
+            out.append("".join(current).strip())
+            current = []
+            continue
+        current.append(ch)
+    out.append("".join(current).strip())
+    if any(not a for a in out):
+        raise ScpiError(-103, "empty argument between commas")
+    return out
+
+
+def parse_args(text: str, params: Sequence[Param]) -> tuple:
+    """Convert an argument string against ``params`` (a list parameter takes the rest)."""
+    raw = _split_args(text)
+    args: list[object] = []
+    for i, p in enumerate(params):
+        if p.kind == "list":
+            if not raw[i:] and not p.optional:
+                raise ScpiError(-109, f"{p.name}: {p.describe()}")
+            args.append(tuple(int(_number(a, p, integer=True)) for a in raw[i:]))
+            return tuple(args)
+        if i >= len(raw):
+            if not p.optional:
+                raise ScpiError(-109, f"{p.name}: {p.describe()}")
+            args.append(p.default)
+            continue
+        args.append(_convert(raw[i], p))
+    if len(raw) > len(params):
+        raise ScpiError(-108, f"{len(raw)} arguments given, at most {len(params)}")
+    return tuple(args)
+
+
+def _convert(token: str, p: Param) -> object:
+    if p.kind in ("number", "int"):
+        return _number(token, p, integer=p.kind == "int")
+    if p.kind == "bool":
+        value = {"ON": True, "OFF": False, "1": True, "0": False}.get(token.upper())
+        if value is None:
+            raise ScpiError(-104, f"{p.name}: expected ON, OFF, 1 or 0, got {token!r}")
+        return value
+    if p.kind == "name":
+        for choice in p.choices:
+            if token.upper() in (choice.upper(), "".join(c for c in choice if c.isupper())):
+                return choice.upper()
+        raise ScpiError(-141, f"{p.name}: expected {' | '.join(p.choices)}, got {token!r}")
+    if len(token) < 2 or token[0] not in "\"'" or token[-1] != token[0]:
+        raise ScpiError(-104, f"{p.name}: expected a quoted string, got {token!r}")
+    return token[1:-1]
+
+
+def _number(token: str, p: Param, integer: bool) -> float | int:
+    special = {"MIN": p.low, "MAX": p.high, "DEF": p.default}.get(token.upper())
+    if token.upper() in ("MIN", "MAX", "DEF"):
+        if special is None:
+            raise ScpiError(-224, f"{p.name}: {token.upper()} is not defined here")
+        value = float(special)  # type: ignore[arg-type]
+    else:
+        m = _NUMBER.match(token)
+        if not m:
+            raise ScpiError(-104, f"{p.name}: expected a number, got {token!r}")
+        value = float(m.group(1)) * _scale(m.group(2), p)
+    if integer:
+        if not value.is_integer():
+            raise ScpiError(-104, f"{p.name}: expected an integer, got {token!r}")
+        value = int(value)
+    if (p.low is not None and value < p.low) or (p.high is not None and value > p.high):
+        unit = f" {p.unit}" if p.unit else ""
+        raise ScpiError(-222, f"{p.name} {value:g}{unit} outside {_fmt(p.low)}..{_fmt(p.high)}")
+    return value
+
+
+def _scale(suffix: str, p: Param) -> float:
+    """Factor from a number's unit suffix to the parameter's unit (1 without a suffix)."""
+    if not suffix:
+        return 1.0
+    if p.unit not in _UNITS:
+        raise ScpiError(-131, f"{p.name} takes no unit, got {suffix!r}")
+    base, size = _UNITS[p.unit]
+    s = suffix.upper()
+    for prefix, factor in _PREFIX.items():
+        if s == prefix + base:
+            return factor / size
+    raise ScpiError(-131, f"{p.name}: unit {suffix!r} is not a form of {p.unit}")
+
+
+def format_reply(value: object) -> str:
+    """A query reply: numbers as NR1/NR3, booleans 1/0, sequences comma-joined, strings as
+    they are (callers quote what needs quoting)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.9g}"
+    if isinstance(value, (list, tuple)):
+        return ",".join(format_reply(v) for v in value)
+    return str(value)
