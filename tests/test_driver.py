@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from firmware.driver import DEFAULT_CHANNEL_WRITE_S, EmulatedDriver
+from photonics.chip import Chip, ChipSpec
+from photonics.errors import LimitError, PortError, ShapeError
+from photonics.thermal import settling_time_s
+
+CHIP = Chip(ChipSpec(n_ports=4, seed=1))
+
+
+def test_writes_reach_the_chip_and_report_modeled_time() -> None:
+    driver = EmulatedDriver(CHIP)
+    seconds = driver.write([0, 3], [2.0, 5.0])
+    tau = np.broadcast_to(CHIP.heaters.tau_s, (CHIP.n_heaters,))
+    assert seconds == pytest.approx(2 * DEFAULT_CHANNEL_WRITE_S + settling_time_s(tau[[0, 3]]))
+    assert driver.currents()[[0, 3]].tolist() == [2.0, 5.0]
+    field = np.zeros(4, complex)
+    field[0] = 1.0
+    assert np.allclose(driver.detect(field), CHIP.detect(driver.currents(), field))
+    assert driver.write([0], [2.0]) == 0.0  # nothing changes: no hardware time
+    assert driver.elapsed_s == pytest.approx(seconds)
+
+
+@given(
+    st.lists(st.integers(-2, CHIP.n_heaters + 2), min_size=1, max_size=4),
+    st.lists(st.one_of(st.floats(-5, 50), st.just(float("nan"))), min_size=1, max_size=4),
+)
+def test_a_refused_write_changes_nothing(channels, currents) -> None:
+    driver = EmulatedDriver(CHIP)
+    driver.write([1, 2], [3.0, 4.0])
+    before = driver.currents()
+    try:
+        driver.write(channels, currents)
+    except (LimitError, PortError, ShapeError):
+        assert np.array_equal(driver.currents(), before)
+    else:  # accepted: in range, within limits, and applied
+        assert len(channels) == len(currents)
+        assert all(0 <= c < CHIP.n_heaters for c in channels)
+        CHIP.heaters.check_limits(driver.currents())
+        for c, i in dict(zip(channels, currents, strict=True)).items():  # the last write wins
+            assert driver.currents()[c] == i
