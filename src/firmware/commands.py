@@ -216,21 +216,24 @@ def split_line(line: str | bytes) -> list[str]:
     bad = [ch for ch in line if not (ch.isascii() and (ch.isprintable() or ch == "\t"))]
     if bad:
         raise ScpiError(-101, f"character {bad[0]!r} is not printable ASCII")
-    parts, current, quote = [], [], ""
-    for ch in line:
+    return [p for p in _split(line, ";") if p]
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside quotes, each part stripped."""
+    parts, start, quote = [], 0, ""
+    for i, ch in enumerate(text):
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "\"'":
             quote = ch
-        elif ch == ";":
-            parts.append("".join(current).strip())
-            current = []
-            continue
-        current.append(ch)
+        elif ch == sep:
+            parts.append(text[start:i].strip())
+            start = i + 1
     if quote:
         raise ScpiError(-150, "unterminated string")
-    parts.append("".join(current).strip())
-    return [p for p in parts if p]
+    parts.append(text[start:].strip())
+    return parts
 
 
 def parse_line(line: str | bytes, grammar: Sequence[Spec]) -> list[Command]:
@@ -259,18 +262,7 @@ def parse_command(text: str, grammar: Sequence[Spec]) -> Command:
 def _split_args(text: str) -> list[str]:
     if not text:
         return []
-    out, current, quote = [], [], ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch == ",":
-            out.append("".join(current).strip())
-            current = []
-            continue
-        current.append(ch)
-    out.append("".join(current).strip())
+    out = _split(text, ",")
     if any(not a for a in out):
         raise ScpiError(-103, "empty argument between commas")
     return out
