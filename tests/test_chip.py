@@ -52,7 +52,7 @@ def test_a_full_period_of_any_heater_changes_nothing(seed) -> None:
 
 
 def test_voltage_and_wavelength() -> None:
-    chip = Chip()
+    chip = Chip(ChipSpec(power_budget_mW=np.inf))  # every heater at full scale
     current = np.full(chip.n_heaters, 10.0)
     assert np.allclose(chip.heater_voltage(current), 5.5)  # 10 mA x 550 ohm
     hot = chip.settings(current, wavelength_nm=1550.0).phi
@@ -114,6 +114,14 @@ def test_self_calibrated_chip_routes_permutations_and_uncalibrated_does_not(tmp_
     # the calibration file gives back exactly the same routing
     save_calibration(cal, tmp_path / "chip.json")
     assert same_calibration(load_calibration(tmp_path / "chip.json"), cal)
+
+
+def test_self_calibration_stays_within_a_power_budget_below_all_heaters_at_full_scale() -> None:
+    chip = Chip(ChipSpec(n_ports=6, seed=4, power_budget_mW=1000.0))
+    full = chip.heaters.power_mW(np.full(chip.n_heaters, chip.spec.max_current_mA)).sum()
+    assert full > 1.9 * chip.spec.power_budget_mW  # one I-V sweep of every heater would trip it
+    err, iso = route_quality(chip, _self_calibrate(chip).calibration, trials=5)
+    assert err < 0.5 and iso >= 25, (err, iso)
 
 
 @pytest.mark.parametrize("mesh", ["clements", "reck"])

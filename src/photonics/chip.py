@@ -67,7 +67,9 @@ class ChipSpec:
     ring_thermal: RingThermal = field(default_factory=RingThermal)
     ring_fab_sigma_nm: float = 0.3
     max_current_mA: float = 10.0
-    power_budget_mW: float = 5000.0
+    #: Limit on the total heater power, mW; None: ``2 p_pi_mW`` (a full period) per heater, so
+    #: any phase setting fits and only drive far beyond any setting's need is refused.
+    power_budget_mW: float | None = None
 
     def __post_init__(self) -> None:
         if self.mesh not in MESHES:
@@ -110,7 +112,9 @@ class Chip:
             bias_rad=bias,
             drift_rad_per_K=drift,
             max_current_mA=spec.max_current_mA,
-            power_budget_mW=spec.power_budget_mW,
+            power_budget_mW=(
+                2 * spec.p_pi_mW * H if spec.power_budget_mW is None else spec.power_budget_mW
+            ),
             full_scale_mA=spec.max_current_mA,
         )
 

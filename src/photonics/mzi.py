@@ -159,14 +159,20 @@ def imperfect_transfer(
     k = np.sin(th) ** 2
     loss_db = imp.loss_bar_db * (1 - k) + imp.loss_cross_db * k
     amp = 10.0 ** (-loss_db / 20)
+    # C(k2) diag(e^{i th}, -e^{-i th}) C(k1), C(k) = [[t, i s], [i s, t]], written out element
+    # by element (batched 2x2 matmuls are several times slower), then the output row sign
+    # and the input phase
+    t1, s1 = np.sqrt(1 - k1), np.sqrt(k1)
+    t2, s2 = np.sqrt(1 - k2), np.sqrt(k2)
+    a, b = np.exp(1j * th), -np.exp(-1j * th)
+    e = np.exp(1j * ph) * amp
     shape = np.broadcast_shapes(th.shape, ph.shape, k1.shape, k2.shape, np.shape(amp))
-    arms = np.zeros((*shape, 2, 2), complex)
-    arms[..., 0, 0] = np.exp(1j * th)
-    arms[..., 1, 1] = -np.exp(-1j * th)
-    M = _coupler(np.broadcast_to(k2, shape)) @ arms @ _coupler(np.broadcast_to(k1, shape))
-    M[..., 1, :] *= -1  # P_out
-    M[..., :, 0] *= np.exp(1j * ph)[..., None]
-    return M * np.asarray(amp)[..., None, None]
+    M = np.empty((*shape, 2, 2), complex)
+    M[..., 0, 0] = (t2 * t1 * a - s2 * s1 * b) * e
+    M[..., 0, 1] = 1j * (t2 * s1 * a + s2 * t1 * b) * amp
+    M[..., 1, 0] = -1j * (s2 * t1 * a + t2 * s1 * b) * e
+    M[..., 1, 1] = (s2 * s1 * a - t2 * t1 * b) * amp
+    return M
 
 
 def theta_for_coupling(k: ArrayLike, imperfections: MZIImperfections) -> np.ndarray:
