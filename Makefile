@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pswitch-installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench docs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ lint: $(STAMP)
 
 test: lint
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q
+
+# The command reference is generated from the grammar; a test checks it is current.
+docs: $(STAMP)
+	$(BIN)/python -m firmware.reference docs/commands.md
 
 # Peers for the side-by-side benchmarks live in the optional `bench` extra.
 $(VENV)/.pswitch-bench: $(STAMP)

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firmware.driver import DEFAULT_CHANNEL_WRITE_S, EmulatedDriver
+from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_READ_S, DriverError, EmulatedDriver
 from photonics.chip import Chip, ChipSpec
 from photonics.errors import LimitError, PortError, ShapeError
 from photonics.thermal import settling_time_s
@@ -21,7 +21,7 @@ def test_writes_reach_the_chip_and_report_modeled_time() -> None:
     field[0] = 1.0
     assert np.allclose(driver.detect(field), CHIP.detect(driver.currents(), field))
     assert driver.write([0], [2.0]) == 0.0  # nothing changes: no hardware time
-    assert driver.elapsed_s == pytest.approx(seconds)
+    assert driver.elapsed_s == pytest.approx(seconds + DEFAULT_READ_S)  # one detector read
 
 
 @given(
@@ -42,3 +42,27 @@ def test_a_refused_write_changes_nothing(channels, currents) -> None:
         CHIP.heaters.check_limits(driver.currents())
         for c, i in dict(zip(channels, currents, strict=True)).items():  # the last write wins
             assert driver.currents()[c] == i
+
+
+def test_measure_reads_each_row_and_restores_the_applied_currents() -> None:
+    driver = EmulatedDriver(CHIP)
+    driver.write([0], [3.0])
+    rows = np.zeros((3, CHIP.n_heaters))
+    rows[:, 1] = [0.0, 4.0, 8.0]
+    field = np.eye(4)[2]
+    seen = driver.measure(rows, field)
+    assert np.allclose(seen, [CHIP.detect(r, field) for r in rows])
+    assert driver.currents()[[0, 1]].tolist() == [3.0, 0.0]
+    # four changes of state (to row 0, 1, 2 and back), each written and settled, and 3 reads
+    assert driver.elapsed_s > 4 * DEFAULT_CHANNEL_WRITE_S + 3 * DEFAULT_READ_S
+    with pytest.raises(LimitError):
+        driver.measure(np.full((1, CHIP.n_heaters), 11.0), field)
+
+
+def test_an_injected_link_failure_leaves_a_partial_write_and_says_so() -> None:
+    driver = EmulatedDriver(CHIP)
+    driver.fail_after = 2
+    with pytest.raises(DriverError, match="2 of 3"):
+        driver.write([4, 5, 6], [1.0, 2.0, 3.0])
+    assert driver.currents()[[4, 5, 6]].tolist() == [1.0, 2.0, 0.0]
+    assert driver.write([6], [3.0]) > 0  # one failure only: the next write goes through

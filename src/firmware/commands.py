@@ -14,7 +14,8 @@ Arguments:
 - booleans: ``ON``, ``OFF``, ``1``, ``0``;
 - names: character data from a fixed set (``BAR``, ``CROSS``);
 - strings: ``"quoted"`` or ``'quoted'``;
-- lists: any number of numbers (``0,5,1,4``).
+- lists: any number of integers (``0,5,1,4``) or of numbers (``1.5mA,0,2``), taking the rest
+  of the arguments.
 
 The whole line is parsed before anything runs: a line with a syntax error runs nothing. Errors
 are :class:`ScpiError` with the standard codes (:data:`MESSAGES`), kept by :class:`ErrorQueue`.
@@ -25,7 +26,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 #: Longest accepted line, characters (terminator excluded).
@@ -106,7 +107,7 @@ class ErrorQueue:
         return [e.code for e in self._items]
 
 
-Kind = Literal["number", "int", "bool", "name", "string", "list"]
+Kind = Literal["number", "int", "bool", "name", "string", "list", "numbers"]
 
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e-3, "U": 1e-6, "N": 1e-9}
 #: Units a parameter may declare, with their size in base units.
@@ -140,10 +141,10 @@ class Param:
 
     def describe(self) -> str:
         """The parameter for the command reference."""
-        if self.kind in ("number", "int", "list"):
-            what = "integer" if self.kind == "int" else "number"
-            if self.kind == "list":
-                what = "comma-separated integers"
+        if self.kind in ("number", "int", "list", "numbers"):
+            what = {"int": "integer", "list": "comma-separated integers"}.get(self.kind, "number")
+            if self.kind == "numbers":
+                what = "comma-separated numbers"
             rng = f" {_fmt(self.low)} .. {_fmt(self.high)}" if self.low is not None else ""
             unit = f" {self.unit}" if self.unit else ""
             text = f"{what}{rng}{unit}"
@@ -273,10 +274,10 @@ def parse_args(text: str, params: Sequence[Param]) -> tuple:
     raw = _split_args(text)
     args: list[object] = []
     for i, p in enumerate(params):
-        if p.kind == "list":
+        if p.kind in ("list", "numbers"):
             if not raw[i:] and not p.optional:
                 raise ScpiError(-109, f"{p.name}: {p.describe()}")
-            args.append(tuple(int(_number(a, p, integer=True)) for a in raw[i:]))
+            args.append(tuple(_number(a, p, integer=p.kind == "list") for a in raw[i:]))
             return tuple(args)
         if i >= len(raw):
             if not p.optional:
@@ -354,3 +355,373 @@ def format_reply(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(format_reply(v) for v in value)
     return str(value)
+
+
+# ------------------------------------------------------------------------------------------------
+# the switch's command table
+
+#: Longest dwell time of a schedule step, s.
+MAX_DWELL_S = 3600.0
+
+
+def switch_grammar(
+    ports: int, channels: int, rings: int, max_current_mA: float
+) -> tuple[Spec, ...]:
+    """Every command of a switch with ``ports`` endpoints, ``channels`` heater channels,
+    ``rings`` lockable rings and a per-channel limit of ``max_current_mA``; the order is the
+    command reference's."""
+    port = Param("port", "int", 0, ports - 1)
+    ports_list = Param("ports", "list", 0, ports - 1)
+    channel = Param("channel", "int", 0, channels - 1)
+    current = Param("current", "number", 0, max_current_mA, "mA", default=0.0)
+    ring = Param("ring", "int", 0, max(rings - 1, 0))
+    return (
+        Spec(
+            "*IDN", (), False, True, "Identify the switch.", '"maker,model,serial,version"', "*IDN?"
+        ),
+        Spec(
+            "*RST",
+            (),
+            summary="Reset: routes cleared, heaters off, schedule stopped, rings "
+            "unlocked, limits to the hardware's, interlock released. Calibration, the stored "
+            "schedule and the error queue are kept.",
+            example="*RST",
+        ),
+        Spec("*CLS", (), summary="Clear the error queue.", example="*CLS"),
+        Spec(
+            "*OPC",
+            (),
+            False,
+            True,
+            "Operation complete: every command runs to completion "
+            "before the next is read, so the answer is always 1.",
+            "1",
+            "*OPC?",
+        ),
+        Spec(
+            "*TST",
+            (),
+            False,
+            True,
+            "Self-test: heater read-back and detectors; 0 when it "
+            "passes (else 1 and -330 in the queue).",
+            "0 | 1",
+            "*TST?",
+        ),
+        Spec(
+            "SYSTem:ERRor",
+            (),
+            False,
+            True,
+            "Oldest error in the queue, removing it.",
+            'code,"message;detail"',
+            "SYST:ERR?",
+        ),
+        Spec(
+            "SYSTem:ERRor:COUNt",
+            (),
+            False,
+            True,
+            "Number of errors in the queue.",
+            "integer",
+            "SYST:ERR:COUN?",
+        ),
+        Spec(
+            "SYSTem:PORTs",
+            (),
+            False,
+            True,
+            "Number of endpoints (ports) of the switch.",
+            "integer",
+            "SYST:PORT?",
+        ),
+        Spec(
+            "SYSTem:INTerlock",
+            (Param("engaged", "bool"),),
+            True,
+            True,
+            "Engage (ON) or release (OFF) the interlock. Engaging turns every heater off and "
+            "clears the routes; while engaged, any command that would drive a heater fails "
+            "with -221.",
+            "0 | 1",
+            "SYST:INT OFF",
+        ),
+        Spec(
+            "SYSTem:POWer:LIMit",
+            (Param("budget", "number", 0, 1e7, "mW"),),
+            True,
+            True,
+            "Total heater power budget, at most the hardware's. A configuration above it is "
+            "refused before any heater is written.",
+            "number, mW",
+            "SYST:POW:LIM 2000 mW",
+        ),
+        Spec(
+            "SYSTem:POWer",
+            (),
+            False,
+            True,
+            "Total heater power now, mW.",
+            "number, mW",
+            "SYST:POW?",
+        ),
+        Spec(
+            "SYSTem:CURRent:LIMit",
+            (Param("limit", "number", 0, max_current_mA, "mA"),),
+            True,
+            True,
+            "Per-channel current limit, at most the hardware's.",
+            "number, mA",
+            "SYST:CURR:LIM MAX",
+        ),
+        Spec(
+            "SYSTem:TEMPerature", (), False, True, "Chip temperature, C.", "number, C", "SYST:TEMP?"
+        ),
+        Spec(
+            "SYSTem:TIME",
+            (),
+            False,
+            True,
+            "Hardware time (modeled on the emulator) of the "
+            "last command (not query): heater writes, settling and detector reads; 0 when it "
+            "touched no hardware, s.",
+            "number, s",
+            "SYST:TIME?",
+        ),
+        Spec(
+            "SYSTem:TIME:TOTal",
+            (),
+            False,
+            True,
+            "Hardware time spent since power-on, s.",
+            "number, s",
+            "SYST:TIME:TOT?",
+        ),
+        Spec(
+            "STATus:OPERation",
+            (),
+            False,
+            True,
+            "Operation condition bits: 1 a matching is "
+            "applied, 2 a schedule is running, 4 every requested ring is locked (and at least "
+            "one is).",
+            "integer",
+            "STAT:OPER?",
+        ),
+        Spec(
+            "STATus:QUEStionable",
+            (),
+            False,
+            True,
+            "Questionable condition bits: 1 not "
+            "calibrated, 2 interlock engaged, 4 heaters set by hand (routes not guaranteed), 8 "
+            "a locked ring has drifted off lock, 16 a hardware fault could not be rolled back.",
+            "integer",
+            "STAT:QUES?",
+        ),
+        Spec(
+            "ROUTe:CONNect",
+            (port, Param("peer", "int", 0, ports - 1)),
+            summary="Connect two dark ports, keeping every other circuit.",
+            example="ROUT:CONN 0,3",
+        ),
+        Spec(
+            "ROUTe:DISConnect",
+            (port,),
+            summary="Disconnect the pair that holds this port.",
+            example="ROUT:DISC 0",
+        ),
+        Spec(
+            "ROUTe:CLEar",
+            (),
+            summary="Disconnect every pair (heaters of the cells to 0 mA).",
+            example="ROUT:CLE",
+        ),
+        Spec(
+            "ROUTe:MATChing",
+            (replace(ports_list, optional=True, default=()),),
+            True,
+            True,
+            "Apply a whole matching, given as port pairs a,b,c,d,... (pairs (a,b), (c,d)); "
+            "nothing is changed unless all of it can be applied. The query gives the applied "
+            "pairs, sorted.",
+            "comma-separated ports, pairwise",
+            "ROUT:MATC 0,1,2,3",
+        ),
+        Spec(
+            "ROUTe:PATH",
+            (),
+            False,
+            True,
+            "The circuit carrying a port's light: the port it "
+            "reaches, its predicted insertion loss (dB) and the cells it crosses, in order.",
+            "peer,loss_dB,cell,cell,...",
+            "ROUT:PATH? 0",
+            query_params=(port,),
+        ),
+        Spec(
+            "HEATer:CURRent",
+            (channel, current),
+            True,
+            True,
+            "Set one heater channel, or read "
+            "it back. Setting a heater by hand marks the routes as not guaranteed.",
+            "number, mA",
+            "HEAT:CURR 0,1.5mA",
+            query_params=(channel,),
+        ),
+        Spec(
+            "HEATer:ALL",
+            (Param("currents", "numbers", 0, max_current_mA, "mA"),),
+            True,
+            True,
+            f"Set all {channels} channels at once (atomic), or read them all back.",
+            "comma-separated numbers, mA",
+            "HEAT:ALL?",
+        ),
+        Spec(
+            "HEATer:COUNt", (), False, True, "Number of heater channels.", "integer", "HEAT:COUN?"
+        ),
+        Spec(
+            "CALibration:RUN",
+            (),
+            summary="Self-calibrate through the chip's detectors (locks "
+            "the rings first); the result is used at once and kept until power-off; "
+            "CAL:SAVE stores it. The applied matching is re-applied with it.",
+            example="CAL:RUN",
+        ),
+        Spec(
+            "CALibration:SAVE",
+            (),
+            summary="Store the calibration in non-volatile memory.",
+            example="CAL:SAVE",
+        ),
+        Spec(
+            "CALibration:LOAD",
+            (),
+            summary="Use the stored calibration (re-applies the matching).",
+            example="CAL:LOAD",
+        ),
+        Spec(
+            "CALibration:STATus",
+            (),
+            False,
+            True,
+            "Whether a calibration is in use, its chip id, creation time and whether it is stored.",
+            '0|1,"chip id","ISO 8601 time",0|1',
+            "CAL:STAT?",
+        ),
+        Spec(
+            "RING:LOCK",
+            (ring,),
+            summary="Lock a ring to the laser: sweep its heater, hold the drop peak.",
+            example="RING:LOCK 0",
+        ),
+        Spec(
+            "RING:UNLock",
+            (ring,),
+            summary="Release a ring (its heater to 0 mA).",
+            example="RING:UNL 0",
+        ),
+        Spec(
+            "RING:STATus",
+            (),
+            False,
+            True,
+            "Whether a ring is locked, and its lock error "
+            "estimated from the drop power now against the peak found when locking, nm.",
+            "0|1,error_nm",
+            "RING:STAT? 0",
+            query_params=(ring,),
+        ),
+        Spec("RING:COUNt", (), False, True, "Number of lockable rings.", "integer", "RING:COUN?"),
+        Spec(
+            "SCHedule:ADD",
+            (
+                Param("dwell", "number", 1e-6, MAX_DWELL_S, "s"),
+                replace(ports_list, optional=True, default=()),
+            ),
+            summary="Append a step: dwell time, then the matching's port pairs. The matching "
+            "must be realizable. The schedule is stored.",
+            example="SCH:ADD 2ms,0,1,2,3",
+        ),
+        Spec("SCHedule:COUNt", (), False, True, "Number of steps.", "integer", "SCH:COUN?"),
+        Spec("SCHedule:STARt", (), summary="Apply the first step and run.", example="SCH:STAR"),
+        Spec(
+            "SCHedule:STEP",
+            (),
+            summary="Apply the next step (the first after SCH:STAR); wraps around.",
+            example="SCH:STEP",
+        ),
+        Spec("SCHedule:STOP", (), summary="Stop; the applied matching stays.", example="SCH:STOP"),
+        Spec(
+            "SCHedule:STATus",
+            (),
+            False,
+            True,
+            "Running, index of the applied step, number of "
+            "steps, duty cycle so far (dwell / (dwell + reconfiguration) over the steps "
+            "applied since SCH:STAR).",
+            "0|1,index,steps,duty",
+            "SCH:STAT?",
+        ),
+        Spec("SCHedule:CLEar", (), summary="Stop and empty the schedule.", example="SCH:CLE"),
+    )
+
+
+#: Errors every command may put in the queue, for the reference.
+_COMMON_ERRORS = (
+    "-101/-102/-103/-113/-150/-363 for a malformed line (nothing on the line runs); "
+    "-104/-108/-109/-120/-131/-141/-222/-224 for a bad argument"
+)
+
+
+_APPLY = (
+    "-221 not calibrated, or interlock engaged; -222 a current or the power budget would be "
+    "exceeded (nothing written); -240 the hardware failed part-way (rolled back)"
+)
+#: What each command adds to the queue when it cannot run (beyond the argument errors).
+ERRORS = {
+    "SYSTem:POWer:LIMit": "-222 above the hardware's budget; -221 the heaters draw more now",
+    "SYSTem:CURRent:LIMit": "-221 a heater carries more now",
+    "ROUTe:CONNect": "-221 a port is connected already, or no path is free; " + _APPLY,
+    "ROUTe:DISConnect": "-221 the port is dark; " + _APPLY,
+    "ROUTe:CLEar": _APPLY,
+    "ROUTe:MATChing": "-109 an odd number of ports; -224 a port twice; -221 not realizable; "
+    + _APPLY,
+    "ROUTe:PATH": "-221 the port is dark",
+    "HEATer:CURRent": _APPLY,
+    "HEATer:ALL": "-109/-108 too few/many currents; " + _APPLY,
+    "CALibration:RUN": "-221 not a feed-forward mesh, or interlock engaged; -200 a fit failed "
+    "(calibration unchanged); -240 hardware failure",
+    "CALibration:SAVE": "-221 nothing to save; -310 no store, or it failed",
+    "CALibration:LOAD": "-221 nothing stored, or for another chip; -310 the stored file is "
+    "unreadable",
+    "RING:LOCK": "-222 no such ring; -240 no resonance seen; " + _APPLY,
+    "RING:UNLock": "-222 no such ring; " + _APPLY,
+    "RING:STATus": "-222 no such ring",
+    "SCHedule:ADD": "-109 an odd number of ports; -224 a port twice; -221 not realizable; "
+    "-310 the store failed",
+    "SCHedule:STARt": "-221 the schedule is empty; " + _APPLY,
+    "SCHedule:STEP": "-221 not running; " + _APPLY,
+    "*RST": "-240 the hardware failed (state rolled back)",
+}
+
+
+def command_reference(grammar: Sequence[Spec], intro: str) -> str:
+    """The command reference (Markdown) of ``grammar``: every command, its arguments with
+    ranges and units, its reply and an example."""
+    lines = [intro.rstrip(), "", f"Errors of every command: {_COMMON_ERRORS}.", ""]
+    for spec in grammar:
+        forms = (["set"] if spec.settable else []) + (["query"] if spec.queryable else [])
+        lines += [f"## `{spec.header}`", "", f"{spec.summary} ({', '.join(forms)})", ""]
+        if spec.settable and spec.params:
+            lines += [f"- `{p.name}`: {p.describe()}" for p in spec.params]
+        if spec.queryable and spec.query_params:
+            lines += [f"- query `{p.name}`: {p.describe()}" for p in spec.query_params]
+        if spec.queryable:
+            lines.append(f"- reply: `{spec.reply}`")
+        if spec.header in ERRORS:
+            lines.append(f"- errors: {ERRORS[spec.header]}")
+        lines += ["", f"Example: `{spec.example}`", ""]
+    return "\n".join(lines)

@@ -1,37 +1,56 @@
 """The controller's view of the hardware: write heater currents, read detectors.
 
-:class:`ChipDriver` is the interface; :class:`EmulatedDriver` writes into a
-:class:`photonics.chip.Chip` and models the hardware's time (a per-channel write time of the
-driver electronics and first-order thermal settling, design.md section 4). A real heater driver
-implements the same interface in :mod:`hil`.
+:class:`ChipDriver` is the interface; :class:`EmulatedDriver` writes into an emulated chip
+(:class:`photonics.chip.Chip` or :class:`photonics.mesh_chip.MeshChip`) and models the
+hardware's time (a per-channel write time of the driver electronics and first-order thermal
+settling, design.md section 4). A real heater driver implements the same interface in :mod:`hil`.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
-from photonics.chip import Chip
-from photonics.errors import LimitError, PortError, ShapeError
-from photonics.thermal import settling_time_s
+from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
+from photonics.thermal import Heaters, settling_time_s
 
 #: Time to write one heater channel, s: Smartlight gen-1 reconfigures in 15-90 ms, dominated by
 #: the driver electronics (64 channels of an 8-port Clements chip: 32 ms).
 DEFAULT_CHANNEL_WRITE_S = 0.5e-3
 #: Settling tolerance of a written phase (fraction of the step).
 DEFAULT_SETTLE_TOLERANCE = 1e-3
+#: Time for one read of all detectors, s (a multichannel power meter's averaging time).
+DEFAULT_READ_S = 1e-4
+
+
+#: Ambient temperature of the emulated chip at ``delta_T_K = 0``, C.
+REFERENCE_TEMPERATURE_C = 25.0
+
+
+class DriverError(PswitchError):
+    """The hardware failed a write or a read (the controller reports SCPI -240)."""
 
 
 class ChipDriver(Protocol):
-    """What the controller needs from the hardware. Currents in mA, powers in mW."""
+    """What the controller needs from the hardware. Currents in mA, powers in mW.
+
+    ``write`` either applies every channel or raises; if it raises :class:`DriverError`, some
+    channels may have been written, and ``currents()`` tells which values are applied.
+    """
 
     @property
     def n_channels(self) -> int: ...
 
     @property
     def n_detectors(self) -> int: ...
+
+    @property
+    def elapsed_s(self) -> float:
+        """Hardware time spent since power-on (modeled or measured), s."""
+        ...
 
     def write(self, channels: Sequence[int], current_mA: Sequence[float]) -> float:
         """Set these channels; return the modeled (or measured) hardware time, s."""
@@ -45,30 +64,83 @@ class ChipDriver(Protocol):
         """Output powers, mW, for input fields in sqrt(mW)."""
         ...
 
+    def measure(self, rows_mA: np.ndarray, input_field: Sequence[complex]) -> np.ndarray:
+        """Apply each row of currents ``(B, channels)`` in turn and read the detectors
+        ``(B, detectors)``; the currents applied before are restored afterwards."""
+        ...
+
+    def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
+        """Heater voltages read back, V, at each row of currents ``(B, channels)``."""
+        ...
+
+    def power_mW(self, current_mA: np.ndarray) -> np.ndarray:
+        """Total electrical power the heaters would draw at currents ``(..., channels)``, mW,
+        shape ``(...)``."""
+        ...
+
+    def limits(self) -> tuple[np.ndarray, float]:
+        """The hardware's per-channel current limit (mA) and total power budget (mW)."""
+        ...
+
+    def temperature_C(self) -> float:
+        """Chip temperature, C (nan when the hardware has no sensor)."""
+        ...
+
+
+class EmulatedChip(Protocol):
+    """What :class:`EmulatedDriver` needs from an emulated chip."""
+
+    @property
+    def n_ports(self) -> int: ...
+
+    @property
+    def n_heaters(self) -> int: ...
+
+    heaters: Heaters
+
+    def detect(
+        self,
+        current_mA: np.ndarray,
+        input_field: Sequence[complex],
+        rng: np.random.Generator | None = None,
+        delta_T_K: float = 0.0,
+    ) -> np.ndarray: ...
+
+    def heater_voltage(self, current_mA: np.ndarray) -> np.ndarray: ...
+
 
 class EmulatedDriver:
     """A :class:`ChipDriver` over an emulated chip, with modeled hardware time.
 
     ``write`` checks the channel numbers and the chip's limits for the whole new state before
     changing anything, and returns ``channels x channel_write_s`` plus the settling time of the
-    slowest written heater (0 when nothing changes).
+    slowest written heater (0 when nothing changes). ``measure`` models each row as a full
+    write of the changed channels plus settling and one detector read of ``read_s``.
+
+    For tests of the controller's recovery, ``fail_after`` (an int) makes the next write apply
+    only its first ``fail_after`` channels and raise :class:`DriverError`, as a driver that
+    loses its link part-way would; ``delta_T_K`` is the ambient temperature above 25 C.
     """
 
     def __init__(
         self,
-        chip: Chip,
+        chip: EmulatedChip,
         channel_write_s: float = DEFAULT_CHANNEL_WRITE_S,
         settle_tolerance: float = DEFAULT_SETTLE_TOLERANCE,
         rng: np.random.Generator | None = None,
+        read_s: float = DEFAULT_READ_S,
     ) -> None:
-        if channel_write_s < 0:
-            raise LimitError(f"channel_write_s must be >= 0 s, got {channel_write_s}")
+        if channel_write_s < 0 or read_s < 0:
+            raise SettingsError(f"times must be >= 0 s, got {channel_write_s}, {read_s}")
         self.chip = chip
         self.channel_write_s = channel_write_s
         self.settle_tolerance = settle_tolerance
+        self.read_s = read_s
         self.rng = rng
         self._current = np.zeros(chip.n_heaters)
         self.elapsed_s = 0.0  # modeled hardware time spent so far
+        self.fail_after: int | None = None
+        self.delta_T_K = 0.0
 
     @property
     def n_channels(self) -> int:
@@ -90,17 +162,51 @@ class EmulatedDriver:
         new = self._current.copy()
         new[ch] = value
         self.chip.heaters.check_limits(new)  # raises before anything changes
-        changed = np.flatnonzero(new != self._current)
+        if self.fail_after is not None:
+            done, self.fail_after = self.fail_after, None
+            self._current[ch[:done]] = value[:done]
+            raise DriverError(f"link lost after {done} of {ch.size} channels")
+        seconds = self._time(self._current, new, ch.size)
         self._current = new
+        self.elapsed_s += seconds
+        return seconds
+
+    def _time(self, old: np.ndarray, new: np.ndarray, written: int) -> float:
+        changed = np.flatnonzero(new != old)
         if not changed.size:
             return 0.0
         tau = np.broadcast_to(self.chip.heaters.tau_s, (self.n_channels,))[changed]
-        seconds = ch.size * self.channel_write_s + settling_time_s(tau, self.settle_tolerance)
-        self.elapsed_s += seconds
-        return seconds
+        return written * self.channel_write_s + settling_time_s(tau, self.settle_tolerance)
 
     def currents(self) -> np.ndarray:
         return self._current.copy()
 
     def detect(self, input_field: Sequence[complex]) -> np.ndarray:
-        return self.chip.detect(self._current, input_field, self.rng)
+        self.elapsed_s += self.read_s
+        return self.chip.detect(self._current, input_field, self.rng, self.delta_T_K)
+
+    def measure(self, rows_mA: np.ndarray, input_field: Sequence[complex]) -> np.ndarray:
+        rows = np.asarray(rows_mA, dtype=float)
+        if rows.ndim != 2 or rows.shape[1] != self.n_channels:
+            raise ShapeError(f"expected rows of {self.n_channels} currents, got {rows.shape}")
+        self.chip.heaters.check_limits(rows)
+        field = np.broadcast_to(np.asarray(input_field, complex), (len(rows), self.n_detectors))
+        seen = self.chip.detect(rows, field, self.rng, self.delta_T_K)
+        path = np.vstack([self._current, rows, self._current])
+        for old, new in itertools.pairwise(path):
+            self.elapsed_s += self._time(old, new, int(np.count_nonzero(new != old)))
+        self.elapsed_s += len(rows) * self.read_s
+        return seen
+
+    def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
+        return self.chip.heater_voltage(rows_mA)
+
+    def power_mW(self, current_mA: np.ndarray) -> np.ndarray:
+        return self.chip.heaters.power_mW(current_mA).sum(axis=-1)
+
+    def limits(self) -> tuple[np.ndarray, float]:
+        h = self.chip.heaters
+        return np.broadcast_to(h.max_current_mA, (self.n_channels,)).copy(), h.power_budget_mW
+
+    def temperature_C(self) -> float:
+        return REFERENCE_TEMPERATURE_C + self.delta_T_K

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from photonics.calibration import Calibration
 from photonics.errors import SettingsError, ShapeError
 from photonics.feedforward import ClementsMesh, FeedForwardMesh, MeshSettings, ReckMesh
 from photonics.matching import Permutation
@@ -38,6 +39,8 @@ from photonics.thermal import (
 )
 
 MESHES: dict[str, type[FeedForwardMesh]] = {"clements": ClementsMesh, "reck": ReckMesh}
+#: Creation time written into a factory calibration (fixed: same seed, same file).
+FACTORY_DATE = "2026-01-01T00:00:00+00:00"
 #: Wavelength at which heater phases are specified, nm.
 REFERENCE_WAVELENGTH_NM = 1550.0
 
@@ -234,6 +237,22 @@ class Chip:
     def heater_voltage(self, current_mA: ArrayLike) -> np.ndarray:
         """Voltage (V) across each heater at these currents, as a driver reads it back."""
         return self.heaters.voltage_V(self._currents(current_mA))
+
+    def factory_calibration(self, chip_id: str = "chip") -> Calibration:
+        """The chip's true heater parameters as a calibration: what a production test of this
+        chip would have measured (resistance, P_pi, bias, crosstalk), so an emulated switch
+        can start calibrated, as a shipped device does."""
+        h = self.heaters
+        H = self.n_heaters
+        return Calibration(
+            chip_id=chip_id,
+            p_pi_mW=h.p_pi_mW,
+            bias_rad=np.asarray(h.bias_rad),
+            a_ohm_per_mA2=np.broadcast_to(h.r_rise_ohm_per_mA2, (H,)),
+            c_ohm=np.broadcast_to(h.r0_ohm, (H,)),
+            created=FACTORY_DATE,
+            crosstalk=None if self.crosstalk is None else self.crosstalk.toarray(),
+        )
 
     def ideal_path_power(self, request: Permutation) -> np.ndarray:
         """Loss-only power (mW per mW in) each input of ``request`` would deliver through

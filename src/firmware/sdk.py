@@ -1,0 +1,362 @@
+"""The Python SDK: :class:`Switch`, the host-side client of a switch, over any transport.
+
+A transport moves lines of the command language (:mod:`firmware.commands`) to a controller and
+replies back: :class:`InProcessTransport` calls a :class:`~firmware.controller.Controller` in
+this process; instrument transports (VISA sockets, serial lines) live in :mod:`hil` and are
+found by :meth:`Switch.open` through the ``pswitch.transports`` entry points, named by the
+resource string's prefix (``TCPIP0::host::5025::SOCKET`` -> ``TCPIP``), so ``firmware`` never
+imports ``hil``.
+
+Every method checks the switch's error queue after its command; an instrument error is raised
+as :class:`SwitchError` carrying the SCPI code and message, after which the state on the switch
+is as it was before the command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from firmware.controller import Controller, Rings
+from firmware.driver import EmulatedDriver
+from firmware.store import Store
+from photonics.chip import Chip, ChipSpec
+from photonics.errors import PswitchError, SettingsError
+from photonics.matching import Matching
+from photonics.switch import FeedForwardFabric
+
+MESHES = ("clements", "reck", "hexagonal")
+
+
+class Transport(Protocol):
+    """Lines to a switch and replies back (terminators are the transport's business)."""
+
+    def write(self, line: str) -> None:
+        """Send a line that has no query."""
+        ...
+
+    def query(self, line: str) -> str:
+        """Send a line with queries; return the reply line ("" when the switch gave none)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class InProcessTransport:
+    """A transport that hands each line to a controller in this process."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def write(self, line: str) -> None:
+        self.controller.handle(line)
+
+    def query(self, line: str) -> str:
+        return self.controller.handle(line) or ""
+
+    def close(self) -> None:
+        pass
+
+
+class SwitchError(PswitchError):
+    """An error the switch reported: its SCPI ``code`` and ``message``."""
+
+    def __init__(self, code: int, message: str, command: str = "") -> None:
+        self.code, self.message, self.command = code, message, command
+        where = f" (after {command!r})" if command else ""
+        super().__init__(f"switch error {code}: {message}{where}")
+
+
+@dataclass(frozen=True)
+class CircuitInfo:
+    """A lit port's circuit on the switch: where its light goes, the predicted insertion loss
+    (dB) and the cells it crosses."""
+
+    source: int
+    target: int
+    loss_db: float
+    cells: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ScheduleRun:
+    """What running a schedule did: steps applied, their modeled reconfiguration times (s) and
+    the duty cycle (fraction of time circuits carried traffic)."""
+
+    steps: int
+    reconfiguration_s: tuple[float, ...]
+    duty_cycle: float
+
+
+_ERROR = re.compile(r'^([+-]?\d+),"(.*)"$')
+
+
+def _as_matching(matching: Matching | Iterable[tuple[int, int]], n: int) -> Matching:
+    return matching if isinstance(matching, Matching) else Matching(list(matching), n)
+
+
+class Switch:
+    """A switch seen from Python. Times are modeled hardware seconds on the emulator, currents
+    mA, powers mW, losses dB; ports and channels are 0-based."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.ports = int(self._query("SYST:PORT?"))
+
+    # ---- opening ---------------------------------------------------------------------------
+    @classmethod
+    def emulated(
+        cls,
+        ports: int = 8,
+        mesh: str = "clements",
+        seed: int = 0,
+        rings: bool = False,
+        calibrated: bool = True,
+        state_dir: str | Path | None = None,
+    ) -> Switch:
+        """A switch on an emulated chip in this process.
+
+        ``mesh``: ``"clements"`` or ``"reck"`` (a feed-forward chip with ``ports`` ports) or
+        ``"hexagonal"`` (a recirculating mesh with ``ports`` endpoints on its edge); ``rings``:
+        add-drop rings in front of the photodiodes (feed-forward only); ``calibrated``: start
+        with the chip's factory calibration (else ``calibrate()`` first); ``state_dir``: the
+        non-volatile store's directory (None: nothing survives the object).
+        """
+        if mesh not in MESHES:
+            raise SettingsError(f"mesh must be one of {MESHES}, got {mesh!r}")
+        store = None if state_dir is None else Store(state_dir)
+        if mesh == "hexagonal":
+            chip, fabric, ring_cfg = _hexagonal(ports, seed, rings)
+        else:
+            chip = Chip(ChipSpec(n_ports=ports, mesh=mesh, seed=seed, output_rings=rings))
+            fabric = FeedForwardFabric(chip.mesh)
+            first = 2 * chip.mesh.n_mzis + ports
+            ring_cfg = Rings(
+                tuple(range(first, first + ports)) if rings else (),
+                tuple(range(ports)) if rings else (),
+                chip.spec.ring.fwhm_nm(),
+                chip.spec.ring.fsr_nm(),
+                chip.spec.ring_thermal.heater_nm_per_mW,
+            )
+        model = f"EMU-{mesh.upper()}-{ports}"
+        calibration = None
+        if calibrated:
+            calibration = chip.factory_calibration(model)
+            if store is not None and store.read_calibration() is None:
+                store.write_calibration(calibration)  # shipped in the device's memory
+                calibration = None  # the controller loads it from the store
+        driver = EmulatedDriver(chip, rng=np.random.default_rng(seed))
+        controller = Controller(driver, fabric, store, ring_cfg, calibration, model, str(seed))
+        return cls(InProcessTransport(controller))
+
+    @classmethod
+    def open(
+        cls, resource: str, transports: Mapping[str, Callable[[str], Transport]] | None = None
+    ) -> Switch:
+        """Connect to a switch by resource string. ``transports`` maps a resource prefix
+        (``TCPIP``, ``ASRL``, ...) to a factory; by default the ``pswitch.transports`` entry
+        points installed with the package (the VISA transport of :mod:`hil`)."""
+        prefix = re.match(r"^[A-Za-z]+", resource)
+        if prefix is None:
+            raise SettingsError(f"cannot read a resource prefix from {resource!r}")
+        found = dict(transports or {})
+        if transports is None:
+            found = {ep.name: ep.load() for ep in entry_points(group="pswitch.transports")}
+        factory = found.get(prefix.group(0).upper())
+        if factory is None:
+            raise SettingsError(
+                f"no transport for {resource!r}: known prefixes {sorted(found) or 'none'}"
+            )
+        return cls(factory(resource))
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> Switch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- the wire --------------------------------------------------------------------------
+    def _raise_errors(self, command: str) -> None:
+        code, message = self._pop_error()
+        if code != 0:
+            while self._pop_error()[0] != 0:  # one command, one exception: drain the rest
+                pass
+            raise SwitchError(code, message, command)
+
+    def _pop_error(self) -> tuple[int, str]:
+        reply = self.transport.query("SYST:ERR?")
+        m = _ERROR.match(reply.strip())
+        if m is None:
+            raise SwitchError(-300, f"unreadable error queue entry {reply!r}")
+        return int(m.group(1)), m.group(2)
+
+    def _write(self, line: str) -> float:
+        """Send a command; return the hardware time it took (s)."""
+        self.transport.write(line)
+        self._raise_errors(line)
+        return float(self.transport.query("SYST:TIME?"))
+
+    def _query(self, line: str) -> str:
+        reply = self.transport.query(line)
+        if reply == "":
+            self._raise_errors(line)
+        return reply
+
+    def _numbers(self, line: str) -> list[float]:
+        reply = self._query(line)
+        return [float(x) for x in reply.split(",")] if reply else []
+
+    # ---- routes ----------------------------------------------------------------------------
+    def connect(self, matching: Matching | Iterable[tuple[int, int]]) -> float:
+        """Apply a whole matching (replacing the one applied); the hardware time, s."""
+        m = _as_matching(matching, self.ports)
+        return self._write("ROUT:MATC " + ",".join(f"{a},{b}" for a, b in m.pairs))
+
+    def add(self, a: int, b: int) -> float:
+        """Connect two dark ports, keeping every other circuit; the hardware time, s."""
+        return self._write(f"ROUT:CONN {a},{b}")
+
+    def disconnect(self, port: int | None = None) -> float:
+        """Disconnect the pair holding ``port``, or every pair; the hardware time, s."""
+        return self._write("ROUT:CLE" if port is None else f"ROUT:DISC {port}")
+
+    def matching(self) -> Matching:
+        ports = [int(p) for p in self._numbers("ROUT:MATC?")]
+        return Matching(zip(ports[::2], ports[1::2], strict=True), self.ports)
+
+    def paths(self) -> dict[int, CircuitInfo]:
+        """Every lit port's circuit, by source port."""
+        out = {}
+        for a, b in self.matching().pairs:
+            for src in (a, b):
+                target, loss, *cells = self._numbers(f"ROUT:PATH? {src}")
+                out[src] = CircuitInfo(src, int(target), loss, tuple(int(c) for c in cells))
+        return out
+
+    # ---- heaters ---------------------------------------------------------------------------
+    def heaters(self) -> np.ndarray:
+        """Every channel's current, mA."""
+        return np.array(self._numbers("HEAT:ALL?"))
+
+    def set_heater(self, channel: int, current_mA: float) -> float:
+        return self._write(f"HEAT:CURR {channel},{current_mA!r}")
+
+    def set_heaters(self, current_mA: Sequence[float]) -> float:
+        """Set every channel at once (atomic); the hardware time, s."""
+        return self._write("HEAT:ALL " + ",".join(repr(float(c)) for c in current_mA))
+
+    def power_mW(self) -> float:
+        return float(self._query("SYST:POW?"))
+
+    # ---- calibration and rings -------------------------------------------------------------
+    def calibrate(self, save: bool = True) -> float:
+        """Self-calibrate through the detectors (and store it); the hardware time, s."""
+        seconds = self._write("CAL:RUN")
+        if save:
+            self._write("CAL:SAVE")
+        return seconds
+
+    def calibration(self) -> dict[str, object]:
+        """Whether calibrated, the chip id, when, and whether the calibration is stored."""
+        ok, chip_id, created, stored = self._query("CAL:STAT?").split(",")
+        return {
+            "calibrated": ok == "1",
+            "chip_id": chip_id.strip('"'),
+            "created": created.strip('"'),
+            "stored": stored == "1",
+        }
+
+    def lock_ring(self, ring: int) -> float:
+        return self._write(f"RING:LOCK {ring}")
+
+    def unlock_ring(self, ring: int) -> float:
+        return self._write(f"RING:UNL {ring}")
+
+    def ring_status(self, ring: int) -> tuple[bool, float]:
+        """Whether the ring is locked, and its estimated lock error, nm."""
+        locked, error = self._numbers(f"RING:STAT? {ring}")
+        return bool(locked), error
+
+    # ---- schedules -------------------------------------------------------------------------
+    def load_schedule(
+        self, steps: Sequence[tuple[Matching | Iterable[tuple[int, int]], float]]
+    ) -> None:
+        """Replace the schedule by ``(matching, dwell_s)`` steps; on any error the switch is
+        left with an empty schedule and the error is raised."""
+        self._write("SCH:CLE")
+        try:
+            for matching, dwell_s in steps:
+                m = _as_matching(matching, self.ports)
+                self._write(f"SCH:ADD {dwell_s!r}" + "".join(f",{a},{b}" for a, b in m.pairs))
+        except SwitchError:
+            self._write("SCH:CLE")
+            raise
+
+    def run_schedule(self, steps: int | None = None) -> ScheduleRun:
+        """Start the schedule and apply ``steps`` steps (default: each once)."""
+        count = int(self._query("SCH:COUN?"))
+        total = count if steps is None else steps
+        times = [self._write("SCH:STAR")]
+        times += [self._write("SCH:STEP") for _ in range(total - 1)]
+        *_, duty = self._numbers("SCH:STAT?")
+        return ScheduleRun(total, tuple(times), duty)
+
+    def stop_schedule(self) -> None:
+        self._write("SCH:STOP")
+
+    # ---- system ----------------------------------------------------------------------------
+    def idn(self) -> str:
+        return self._query("*IDN?")
+
+    def reset(self) -> float:
+        return self._write("*RST")
+
+    def self_test(self) -> bool:
+        return self._query("*TST?") == "0"
+
+    def errors(self) -> list[tuple[int, str]]:
+        """Drain the error queue: (code, message) pairs, oldest first."""
+        out = []
+        while (entry := self._pop_error())[0] != 0:
+            out.append(entry)
+        return out
+
+    def status(self) -> dict[str, bool]:
+        """The operation and questionable condition bits by name."""
+        op, ques = int(self._query("STAT:OPER?")), int(self._query("STAT:QUES?"))
+        names = ("routed", "schedule_running", "rings_locked")
+        flags = ("uncalibrated", "interlock", "manual_heaters", "ring_drifted", "fault")
+        out = {n: bool(op >> i & 1) for i, n in enumerate(names)}
+        out.update({n: bool(ques >> i & 1) for i, n in enumerate(flags)})
+        return out
+
+    def set_interlock(self, engaged: bool) -> float:
+        return self._write(f"SYST:INT {'ON' if engaged else 'OFF'}")
+
+    def set_limits(self, current_mA: float | None = None, power_mW: float | None = None) -> None:
+        """Lower the per-channel current limit (mA) and/or the total power budget (mW)."""
+        if current_mA is not None:
+            self._write(f"SYST:CURR:LIM {current_mA!r}")
+        if power_mW is not None:
+            self._write(f"SYST:POW:LIM {power_mW!r}")
+
+
+def _hexagonal(ports: int, seed: int, rings: bool) -> tuple[object, object, Rings]:
+    from photonics.mesh_chip import MeshChip, MeshChipSpec
+    from photonics.routing import Router, hexagonal_switch
+    from photonics.switch import MeshFabric
+
+    if rings:
+        raise SettingsError("rings are modeled on feed-forward chips only")
+    mesh, endpoints = hexagonal_switch(ports)
+    chip = MeshChip(mesh, endpoints, MeshChipSpec(seed=seed))
+    return chip, MeshFabric(Router(mesh), endpoints), Rings()

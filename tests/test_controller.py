@@ -1,0 +1,220 @@
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from firmware.commands import MESSAGES
+from firmware.controller import RING_LOCK_TOLERANCE, Controller
+from firmware.reference import PORTS, reference
+from firmware.sdk import Switch, SwitchError
+from photonics.matching import Matching
+
+DOCS = Path(__file__).parent.parent / "docs" / "commands.md"
+
+
+def _switch(tmp_path: Path | None = None, **kw) -> tuple[Switch, Controller]:
+    sw = Switch.emulated(**{"ports": 6, "seed": 5, **kw}, state_dir=tmp_path)
+    return sw, sw.transport.controller
+
+
+def _state(c: Controller) -> tuple:
+    """Everything a command could change."""
+    return (
+        c.driver.currents().tolist(),
+        c.matching.pairs,
+        c.manual,
+        c.interlock,
+        c.current_limit_mA.tolist(),
+        c.power_budget_mW,
+        [(s.dwell_s, s.plan.matching.pairs) for s in c.schedule],
+        c.calibration,
+        dict(c.ring_step),
+        c.running,
+        c.step_index,
+    )
+
+
+def _codes(sw: Switch) -> list[int]:
+    return [code for code, _ in sw.errors()]
+
+
+def test_the_command_reference_is_current_and_every_example_runs(tmp_path) -> None:
+    assert DOCS.read_text() == reference(), "run `make docs`"
+    examples = re.findall(r"^Example: `(.+)`$", DOCS.read_text(), re.M)
+    assert len(examples) == len(re.findall(r"^## ", DOCS.read_text(), re.M))
+    c = _switch(tmp_path, ports=PORTS, rings=True)[1]
+    c.handle("SCH:ADD 1ms,0,1;SCH:ADD 1ms,0,2")  # for SCH:STAR / SCH:STEP
+    for line in examples:
+        reply = c.handle(line)
+        assert c.errors.codes() == [], (line, c.errors.codes())
+        assert (reply is not None) == ("?" in line), line
+    assert c.handle("*IDN?").startswith("PSWITCH,EMU-CLEMENTS-8,5,")
+
+
+def test_a_matching_lights_each_partner_and_leaves_the_rest_dark() -> None:
+    sw, c = _switch()
+    seconds = sw.connect([(0, 4), (1, 2), (3, 5)])
+    assert 0 < seconds < 0.1  # channels x 0.5 ms + settling
+    assert sw.matching().pairs == ((0, 4), (1, 2), (3, 5))
+    for src in range(6):
+        power = c.driver.detect(np.eye(6)[src])
+        peer = sw.matching().partner(src)
+        others = np.delete(power, peer)
+        assert 10 * np.log10(power[peer] / others.max()) > 20
+        circuit = sw.paths()[src]
+        assert circuit.target == peer
+        # the predicted loss is the cells' loss; the detectors see it within the splitter error
+        assert circuit.loss_db == pytest.approx(0.5 * len(circuit.cells))
+        assert -10 * np.log10(power[peer]) == pytest.approx(circuit.loss_db, abs=0.5)
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("ROUT:CONN 0", -109),
+        ("ROUT:CONN 0,9", -222),
+        ("ROUT:CONN 0,x", -104),
+        ("ROUT:CONN 0,1", -221),  # 0 is connected already
+        ("ROUT:MATC 0,1,2", -109),
+        ("ROUT:MATC 0,1,1,2", -224),
+        ("ROUT:DISC 5", -221),  # dark
+        ("ROUT:PATH? 5", -221),
+        ("HEAT:CURR 0,10.5", -222),
+        ("HEAT:CURR 999,1", -222),
+        ("HEAT:ALL 1,2", -109),
+        ("HEAT:CURR 0,1.5 V", -131),
+        ("ROUTE:BOGUS 1", -113),
+        ("SYST:POW:LIM 1e9", -222),
+        ("SCH:ADD 0,0,1", -222),
+        ("SCH:STEP", -221),
+        ("RING:LOCK 0", -222),  # no rings on this chip
+        ("CAL:LOAD", -310),  # no store
+        ("ROUT:CLE;ROUT:MATC 0,1 2", -104),  # nothing on a malformed line runs
+        ('ROUT:MATC "0', -150),
+        ("x" * 5000, -363),
+        (b"ROUT:MATC 0,1\xff", -101),
+    ],
+)
+def test_a_bad_command_changes_nothing_and_queues_its_error(line, code) -> None:
+    sw, c = _switch()
+    sw.connect([(0, 3)])
+    before = _state(c)
+    assert c.handle(line) is None
+    assert _state(c) == before
+    assert c.errors.codes() == [code]
+    assert c.q_system_error().startswith(f'{code},"{MESSAGES[code]}')
+
+
+def test_a_driver_failure_part_way_is_rolled_back_exactly() -> None:
+    sw, c = _switch()
+    sw.connect([(0, 3), (1, 2)])
+    before = _state(c)
+    c.driver.fail_after = 5
+    with pytest.raises(SwitchError) as info:
+        sw.connect([(0, 1), (2, 5)])
+    assert info.value.code == -240 and "restored" in info.value.message
+    assert _state(c) == before
+    assert sw.connect([(0, 1), (2, 5)]) > 0  # the next attempt goes through
+
+
+def test_limits_are_checked_on_the_whole_state_before_any_write() -> None:
+    sw, c = _switch()
+    writes = []
+    real_write = c.driver.write
+    c.driver.write = lambda ch, cur: writes.append(len(ch)) or real_write(ch, cur)
+    power = sw.power_mW()
+    sw.set_limits(power_mW=power + 1.0)  # the dark state fits, any matching does not
+    with pytest.raises(SwitchError) as info:
+        sw.connect([(0, 1), (2, 3), (4, 5)])
+    assert info.value.code == -222 and "budget" in info.value.message
+    assert writes == [] and sw.matching().pairs == ()
+    with pytest.raises(SwitchError) as info:
+        sw.set_limits(power_mW=-1.0)
+    assert info.value.code == -222
+    with pytest.raises(SwitchError) as info:
+        sw.set_limits(power_mW=c._hw_budget_mW + 1)  # above the hardware's own budget
+    assert "hardware" in info.value.message
+    sw.set_limits(power_mW=c._hw_budget_mW)
+    sw.connect([(0, 1), (2, 3), (4, 5)])
+    assert writes and sw.matching().pairs == ((0, 1), (2, 3), (4, 5))
+
+
+def test_the_interlock_turns_heaters_off_and_refuses_drive_until_released() -> None:
+    sw = _switch()[0]
+    sw.connect([(0, 3)])
+    sw.set_interlock(True)
+    assert np.all(sw.heaters() == 0) and sw.matching().pairs == ()
+    assert sw.status()["interlock"]
+    with pytest.raises(SwitchError) as info:
+        sw.connect([(0, 3)])
+    assert info.value.code == -221 and "interlock" in info.value.message
+    with pytest.raises(SwitchError):
+        sw.set_heater(0, 1.0)
+    sw.set_interlock(False)
+    sw.connect([(0, 3)])
+    assert sw.matching().pairs == ((0, 3),)
+
+
+def test_configuration_schedule_and_calibration_survive_a_restart(tmp_path) -> None:
+    sw, c = _switch(tmp_path, calibrated=False)
+    assert sw.status()["uncalibrated"]
+    with pytest.raises(SwitchError) as info:
+        sw.connect([(0, 1)])
+    assert info.value.code == -221 and "calibrated" in info.value.message
+    sw.calibrate()  # and store it
+    sw.connect([(0, 5), (1, 4)])
+    sw.load_schedule([([(0, 1)], 1e-3), ([(2, 3), (0, 4)], 2e-3)])
+    saved = _state(c)
+    # power cycle: a new controller and a driver whose heaters start at 0
+    again, c2 = _switch(tmp_path, calibrated=False)
+    assert np.array_equal(c2.driver.currents(), saved[0])
+    assert again.matching().pairs == ((0, 5), (1, 4))
+    assert [(s.dwell_s, s.plan.matching.pairs) for s in c2.schedule] == saved[6]
+    assert again.calibration()["stored"] and not again.status()["uncalibrated"]
+
+
+def test_a_schedule_reports_its_duty_cycle_from_the_modeled_reconfiguration_times() -> None:
+    sw = _switch()[0]
+    steps = [([(0, 1), (2, 3)], 5e-3), ([(0, 2), (1, 3)], 5e-3), ([(0, 3), (1, 2)], 5e-3)]
+    sw.load_schedule(steps)
+    run = sw.run_schedule(6)
+    assert run.steps == 6 and len(run.reconfiguration_s) == 6
+    assert all(t > 0 for t in run.reconfiguration_s)
+    dwell = 6 * 5e-3
+    assert run.duty_cycle == pytest.approx(dwell / (dwell + sum(run.reconfiguration_s)), 1e-6)
+    assert sw.matching().pairs == ((0, 3), (1, 2))  # six steps end on the third matching
+    assert sw.status()["schedule_running"]
+    sw.stop_schedule()
+    assert not sw.status()["schedule_running"]
+
+
+def test_rings_lock_track_reconfiguration_and_report_drift() -> None:
+    sw, c = _switch(ports=4, seed=3, rings=True)
+    sw.connect([(0, 2), (1, 3)])
+    for r in range(4):
+        sw.lock_ring(r)
+    tolerance = RING_LOCK_TOLERANCE * c.rings.fwhm_nm
+    assert all(sw.ring_status(r)[0] and sw.ring_status(r)[1] < tolerance for r in range(4))
+    sw.connect([(0, 1), (2, 3)])  # mesh heaters warm the rings; tracking follows
+    assert all(sw.ring_status(r)[1] < tolerance for r in range(4))
+    for r in range(4):  # each photodiode sees its partner's light through its ring
+        assert c.driver.detect(np.eye(4)[sw.matching().partner(r)])[r] > 0.5
+    c.driver.delta_T_K = 2.0  # the chip warms by 2 K: 0.16 nm of resonance shift
+    assert sw.status()["ring_drifted"] and not sw.ring_status(0)[0]
+    sw.lock_ring(0)
+    assert sw.ring_status(0)[1] < tolerance
+    sw.unlock_ring(0)
+    assert sw.ring_status(0) == (False, 0.0)
+
+
+def test_reset_clears_routes_and_keeps_calibration() -> None:
+    sw, c = _switch()
+    sw.connect([(0, 1)])
+    sw.set_heater(20, 2.0)
+    assert sw.status()["manual_heaters"]
+    cal = c.calibration
+    sw.reset()
+    assert np.all(sw.heaters() == 0) and sw.matching() == Matching([], 6)
+    assert c.calibration is cal and not sw.status()["manual_heaters"]
+    assert sw.self_test()
