@@ -239,10 +239,12 @@ def calibrate_mesh(
     sweep_points: int = 41,
     progress: Callable[[int, int], None] | None = None,
     prior: Calibration | None = None,
+    iv_group: int = IV_GROUP,
 ) -> SelfCalibration:
     """Calibrate every heater's resistance and every MZI's internal heater (see module doc).
 
-    ``max_current_mA`` bounds every current used. Heaters whose phase no photodiode can see
+    ``max_current_mA`` bounds every current used; the I-V sweep drives ``iv_group`` heaters at
+    a time (fewer under a tight power budget). Heaters whose phase no photodiode can see
     here (input and output phase shifters) keep ``nominal_p_pi_mW`` and bias 0, flagged in
     ``phase_fitted``. ``progress(done, total)`` is called after each MZI. Raises
     :class:`FitError` when a fringe has no contrast or the heater cannot reach a full period
@@ -254,10 +256,10 @@ def calibrate_mesh(
     """
     counted, count = _counting(measure)
     sweep = np.linspace(0, max_current_mA, 9)
-    # I-V sweeps of IV_GROUP heaters at a time, so the chip's power budget is never exceeded
+    # I-V sweeps of a group of heaters at a time, so the chip's power budget is never exceeded
     volts = np.empty((sweep.size, n_heaters))
-    for start in range(0, n_heaters, IV_GROUP):
-        group = slice(start, min(start + IV_GROUP, n_heaters))
+    for start in range(0, n_heaters, iv_group):
+        group = slice(start, min(start + iv_group, n_heaters))
         rows = np.zeros((sweep.size, n_heaters))
         rows[:, group] = sweep[:, None]
         volts[:, group] = np.asarray(voltage(rows), dtype=float)[:, group]
