@@ -218,3 +218,18 @@ def test_reset_clears_routes_and_keeps_calibration() -> None:
     assert np.all(sw.heaters() == 0) and sw.matching() == Matching([], 6)
     assert c.calibration is cal and not sw.status()["manual_heaters"]
     assert sw.self_test()
+
+
+def test_a_hexagonal_switch_routes_through_the_same_commands() -> None:
+    sw, c = _switch(ports=8, mesh="hexagonal", seed=0)
+    sw.connect([(0, 5), (1, 2), (3, 7), (4, 6)])
+    for src in range(8):
+        power = c.driver.detect(np.eye(8)[src])
+        peer = sw.matching().partner(src)
+        circuit = sw.paths()[src]
+        assert circuit.target == peer
+        assert -10 * np.log10(power[peer]) == pytest.approx(circuit.loss_db, abs=1.0)
+        assert 10 * np.log10(power[peer] / np.delete(power, peer).max()) > 15
+    with pytest.raises(SwitchError) as info:
+        sw.calibrate()
+    assert info.value.code == -221 and "feed-forward" in info.value.message

@@ -549,6 +549,24 @@ def switch_grammar(
             "ROUT:MATC 0,1,2,3",
         ),
         Spec(
+            "ROUTe:REPLace",
+            (port, Param("spare", "int", 0, ports - 1)),
+            summary="Failover: give the port's peer the dark spare instead, re-routing only "
+            "that circuit where the mesh allows and switching the fewest cells; "
+            "ROUT:REPL:DIST? lists the live circuits it disturbed.",
+            example="ROUT:REPL 1,5",
+        ),
+        Spec(
+            "ROUTe:REPLace:DISTurbed",
+            (),
+            False,
+            True,
+            "Sources of the live circuits (other than the replaced ones) whose cells the last "
+            "ROUT:REPL switched; empty when none.",
+            "comma-separated ports",
+            "ROUT:REPL:DIST?",
+        ),
+        Spec(
             "ROUTe:PATH",
             (),
             False,
@@ -690,6 +708,7 @@ ERRORS = {
     "ROUTe:MATChing": "-109 an odd number of ports; -224 a port twice; -221 not realizable; "
     + _APPLY,
     "ROUTe:PATH": "-221 the port is dark",
+    "ROUTe:REPLace": "-221 the port is dark or the spare is not; -221 no path; " + _APPLY,
     "HEATer:CURRent": _APPLY,
     "HEATer:ALL": "-109/-108 too few/many currents; " + _APPLY,
     "CALibration:RUN": "-221 not a feed-forward mesh, or interlock engaged; -200 a fit failed "

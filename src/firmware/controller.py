@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
+import scipy.sparse as sp
 
 from firmware.commands import Command, ErrorQueue, ScpiError, format_reply, parse_line
 from firmware.commands import switch_grammar as _grammar
 from firmware.driver import ChipDriver, DriverError
+from firmware.fabric import Job, failover
 from firmware.store import Store, StoreError
 from photonics.calibration import Calibration
 from photonics.errors import (
@@ -39,8 +41,9 @@ from photonics.errors import (
 )
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching
-from photonics.selfcal import calibrate_mesh, currents_for_theta
+from photonics.selfcal import calibrate_mesh, internal_heaters
 from photonics.switch import Fabric, FeedForwardFabric, SwitchPlan
+from photonics.thermal import currents_for_phase
 
 #: Three-point fits that refine a ring lock after the sweep.
 RING_FIT_ITERATIONS = 4
@@ -113,6 +116,7 @@ class Controller:
         self.calibration = calibration
         self.calibration_stored = False
         self._curves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._cells_cal: tuple | None = None
         if calibration is None and store is not None:
             self.calibration = store.read_calibration()
             self.calibration_stored = self.calibration is not None
@@ -133,6 +137,7 @@ class Controller:
         self.running = False
         self.step_index = -1
         self.step_times: list[tuple[float, float]] = []  # (dwell, reconfiguration) per step
+        self.disturbed: list[int] = []  # by the last ROUT:REPL
 
     # ---- the line protocol -----------------------------------------------------------------
     def handle(self, line: str | bytes) -> str | None:
@@ -227,11 +232,15 @@ class Controller:
         """Currents that set the fabric's cells to ``plan`` (other channels kept)."""
         if self.calibration is None:
             raise ScpiError(-221, "not calibrated: run CAL:RUN or CAL:LOAD first")
-        new = self.driver.currents()
         cells = self.fabric.n_cells
-        new[:cells] = currents_for_theta(self.calibration, plan.theta, self.driver.n_channels)[
-            :cells
-        ]
+        if self._cells_cal is None or self._cells_cal[0] is not self.calibration:
+            # the cells' heaters and their mutual crosstalk, once per calibration
+            cal = self.calibration
+            K = None if cal.crosstalk is None else sp.csr_matrix(cal.crosstalk[:cells, :cells])
+            self._cells_cal = (cal, internal_heaters(cal, cells), K)
+        _, heaters, K = self._cells_cal
+        new = self.driver.currents()
+        new[:cells] = currents_for_phase(heaters, 2 * plan.theta, K)
         return new
 
     def apply_matching(self, matching: Matching) -> SwitchPlan:
@@ -395,6 +404,21 @@ class Controller:
 
     def q_route_matching(self) -> list[int]:
         return _flat(self.matching)
+
+    def c_route_replace(self, port: int, spare: int) -> None:
+        peer = self.matching.partner(port)
+        if peer is None or self.plan is None:
+            raise ScpiError(-221, f"port {port} is dark: nothing to replace")
+        if self.matching.partner(spare) is not None or spare == port:
+            raise ScpiError(-221, f"spare {spare} is not dark")
+        job = Job("replace", "ring", (port, peer), (spare,))
+        found = failover(self.fabric, job, self.plan, port)
+        self._apply(self._currents_for(found.plan), found.plan)
+        self._track_rings()
+        self.disturbed = sorted({src for src, _ in found.disturbed})
+
+    def q_route_replace_disturbed(self) -> list[int]:
+        return self.disturbed
 
     def q_route_path(self, port: int) -> list[object]:
         circuit = self.plan.circuit_from(port) if self.plan else None

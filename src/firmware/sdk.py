@@ -25,6 +25,7 @@ import numpy as np
 
 from firmware.controller import Controller, Rings
 from firmware.driver import EmulatedDriver
+from firmware.fabric import Job
 from firmware.store import Store
 from photonics.chip import Chip, ChipSpec
 from photonics.errors import PswitchError, SettingsError
@@ -228,6 +229,19 @@ class Switch:
     def disconnect(self, port: int | None = None) -> float:
         """Disconnect the pair holding ``port``, or every pair; the hardware time, s."""
         return self._write("ROUT:CLE" if port is None else f"ROUT:DISC {port}")
+
+    def failover(self, job: Job, failed_port: int) -> tuple[Job, float, list[int]]:
+        """Splice the first dark spare of ``job`` in for ``failed_port``: the job with the spare
+        in place, the hardware time (s) and the sources of live circuits it disturbed."""
+        lit = {p for pair in self.matching().pairs for p in pair}
+        spare = next((s for s in job.spares if s not in lit), None)
+        if spare is None:
+            raise SettingsError(f"job {job.name!r} has no dark spare among {job.spares}")
+        seconds = 0.0
+        if failed_port in lit:
+            seconds = self._write(f"ROUT:REPL {failed_port},{spare}")
+        disturbed = [int(p) for p in self._numbers("ROUT:REPL:DIST?")] if seconds else []
+        return job.with_spare(failed_port, spare), seconds, disturbed
 
     def matching(self) -> Matching:
         ports = [int(p) for p in self._numbers("ROUT:MATC?")]

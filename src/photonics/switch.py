@@ -99,24 +99,27 @@ class FeedForwardFabric:
     def plan(self, matching: Matching) -> SwitchPlan:
         _check(matching, self.n_ports)
         theta = self.mesh.route(matching).theta
+        cells = self.trace(theta)
         circuits = []
         for a, b in matching.pairs:
             for src, dst in ((a, b), (b, a)):
-                cells = self.trace(theta, src)
-                circuits.append(Circuit(src, dst, cells, len(cells) * self.cell_loss_db))
+                circuits.append(Circuit(src, dst, cells[src], len(cells[src]) * self.cell_loss_db))
         return SwitchPlan(matching, theta, tuple(circuits))
 
-    def trace(self, theta: np.ndarray, source: int) -> tuple[int, ...]:
-        """The MZIs (slot order) that light entering input ``source`` crosses at ``theta``
-        (bar/cross angles)."""
-        mode, cells = source, []
-        for k in np.argsort(self.mesh.columns, kind="stable"):
-            top = int(self.mesh.modes[k])
-            if mode in (top, top + 1):
-                cells.append(int(k))
-                if np.sin(theta[k]) ** 2 > 0.5:
-                    mode = 2 * top + 1 - mode
-        return tuple(cells)
+    def trace(self, theta: np.ndarray) -> list[tuple[int, ...]]:
+        """For each input, the MZIs (slot order) its light crosses at ``theta`` (bar/cross
+        angles): one pass over the mesh, carrying every input's mode along."""
+        source = list(range(self.n_ports))  # source[mode]: the input whose light is there
+        cells: list[list[int]] = [[] for _ in range(self.n_ports)]
+        cross = np.sin(theta) ** 2 > 0.5
+        modes = self.mesh.modes
+        for k in np.argsort(self.mesh.columns, kind="stable").tolist():
+            top = int(modes[k])
+            cells[source[top]].append(k)
+            cells[source[top + 1]].append(k)
+            if cross[k]:
+                source[top], source[top + 1] = source[top + 1], source[top]
+        return [tuple(c) for c in cells]
 
 
 @dataclass(frozen=True)
