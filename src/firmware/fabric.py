@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -55,53 +55,28 @@ def _theta(cross: np.ndarray) -> np.ndarray:
     return theta
 
 
-def _ff_trace(fabric: FeedForwardFabric, cross: np.ndarray) -> tuple[list[int], list[list[int]]]:
-    """Output reached by each input and the cells (slot order) it crosses. Same result as
-    ``FeedForwardFabric.trace`` for every input at once (one pass over the cells)."""
-    n = fabric.n_ports
-    at = list(range(n))  # at[mode]: the input whose light is on that mode now
-    cells: list[list[int]] = [[] for _ in range(n)]
-    # slot order is column order, so one pass in slot order follows the light
-    for k, (m, c) in enumerate(zip(fabric.mesh.modes.tolist(), cross.tolist(), strict=True)):
-        a, b = at[m], at[m + 1]
-        cells[a].append(k)
-        cells[b].append(k)
-        if c:
-            at[m], at[m + 1] = b, a
-    out = [0] * n
-    for mode, src in enumerate(at):
-        out[src] = mode
-    return out, cells
-
-
 def _ff_plan(fabric: FeedForwardFabric, matching: Matching, cross: np.ndarray) -> SwitchPlan:
-    """The plan of ``matching`` with these cell states; raises when a pair is not joined."""
-    out, cells = _ff_trace(fabric, cross)
+    """The plan of ``matching`` with these cell states (as ``fabric.plan`` builds it); raises
+    when the states do not join a pair."""
+    theta = _theta(cross)
+    out = _ff_pins(_modes(fabric), cross, np.zeros(fabric.n_ports, dtype=np.bool_))[2]
+    cells = fabric.trace(theta)
     circuits = []
     for a, b in matching.pairs:
         for src, dst in ((a, b), (b, a)):
             if out[src] != dst:
                 raise MatchingError(f"cell states send input {src} to output {out[src]}, not {dst}")
-            path = tuple(cells[src])
-            circuits.append(Circuit(src, dst, path, len(path) * fabric.cell_loss_db))
-    return SwitchPlan(matching, _theta(cross), tuple(circuits))
+            circuits.append(Circuit(src, dst, cells[src], len(cells[src]) * fabric.cell_loss_db))
+    return SwitchPlan(matching, theta, tuple(circuits))
 
 
-def _plan(fabric: Fabric, matching: Matching) -> SwitchPlan:
-    """``fabric.plan(matching)``; for a FeedForwardFabric the same plan with a one-pass trace
-    (its ``plan`` traces circuit by circuit, ~26 ms at 32 ports against ~0.3 ms here)."""
-    if type(fabric) is FeedForwardFabric:
-        if matching.n_ports != fabric.n_ports:
-            raise ShapeError(
-                f"matching of {matching.n_ports} ports on a {fabric.n_ports}-port switch"
-            )
-        return _ff_plan(fabric, matching, _cross(fabric.mesh.route(matching).theta))
-    return fabric.plan(matching)
+def _modes(fabric: FeedForwardFabric) -> np.ndarray:
+    return np.ascontiguousarray(fabric.mesh.modes, dtype=np.int64)
 
 
 def _try_plan(fabric: Fabric, matching: Matching) -> SwitchPlan | None:
     try:
-        return _plan(fabric, matching)
+        return fabric.plan(matching)
     except MatchingError:
         return None
 
@@ -364,7 +339,7 @@ def plan_schedule(fabric: Fabric, schedule: Schedule) -> tuple[SwitchPlan, ...]:
     """The plan of each step (raises :class:`MatchingError` when one is not realizable)."""
     if schedule.n_ports != fabric.n_ports:
         raise ShapeError(f"schedule on {schedule.n_ports} ports for a {fabric.n_ports}-port fabric")
-    return tuple(_plan(fabric, s.matching) for s in schedule.steps)
+    return tuple(fabric.plan(s.matching) for s in schedule.steps)
 
 
 def schedule_timing(
@@ -399,7 +374,8 @@ def schedule_timing(
         if len(times) != n:
             raise SettingsError(f"need {n} reconfiguration times (one per step), got {len(times)}")
     for i, t in enumerate(times):
-        if isinstance(t, bool) or not math.isfinite(t) or t < 0:
+        number = isinstance(t, int | float | np.integer | np.floating) and not isinstance(t, bool)
+        if not number or not math.isfinite(t) or t < 0:
             raise SettingsError(f"reconfiguration time of step {i} must be >= 0 s, got {t!r}")
     return ScheduleTiming(tuple(float(t) for t in times), tuple(s.dwell_s for s in schedule.steps))
 
@@ -693,66 +669,119 @@ def _ff_route(modes, n, cur, fixed, owner, sources, targets):  # pragma: no cove
     return -1, cross, blockers
 
 
-def _mesh_pinned(
-    fabric: MeshFabric,
-    base: SwitchPlan,
-    keep: Sequence[tuple[int, int]],
-    new_pairs: Sequence[tuple[int, int]],
-) -> SwitchPlan | None:
-    """Plan for ``keep + new_pairs`` on a recirculating mesh that leaves the cells and
-    port-ends of the kept pairs' paths in ``base`` as they are: each new pair takes the path
-    that switches fewest cells (then fewest cells), with Dijkstra over entry port-ends; the
-    paths routed so far are pinned too. None when a new pair finds no path."""
-    router = fabric.router
-    mesh = router.mesh
-    partner, dead = router.partner, router.dead
-    ends = [int(router.port_end_of[p]) for p in fabric.endpoints]
-    states = np.where(_cross(base.theta), CROSS, BAR).astype(np.int64)
-    fixed = np.full(mesh.n_cells, -1, dtype=np.int64)
-    used: set[int] = set()
-    circuits: dict[tuple[int, int], Circuit] = {}
-    for a, b in keep:
-        path = trace_mesh(mesh, states, fabric.endpoints[a])
-        if path.exit_port != fabric.endpoints[b]:
-            raise MatchingError(f"the current plan does not join endpoints {a} and {b}")
-        for cell in path.cells:
-            fixed[cell] = states[cell]
-        used.update(path.port_ends)
-        old = base.circuit_from(a)
-        circuits[(a, b)] = old if old is not None else Circuit(a, b, path.cells, 0.0)
-        old = base.circuit_from(b)
-        circuits[(b, a)] = old if old is not None else Circuit(b, a, path.cells[::-1], 0.0)
-    cur = states.tolist()
-    for a, b in new_pairs:
-        start, goal = ends[a], ends[b]
-        if start in used or goal in used or dead[start // 4] or dead[goal // 4]:
-            return None
-        hops = _mesh_search(partner, dead, cur, fixed, used, start, goal)
-        if hops is None:
-            return None
-        cells = [e // 4 for e, _ in hops]
-        seen: dict[int, int] = {}
-        port_ends = []
-        for e, s in hops:
-            if seen.setdefault(e // 4, s) != s:
-                return None  # the path crosses one cell twice in two states
-            port_ends += [e, through(e, s)]
-        if len(set(port_ends)) != len(port_ends) or used.intersection(port_ends):
-            return None
-        for e, s in hops:
-            states[e // 4] = s
-            fixed[e // 4] = s
-            cur[e // 4] = s
-        used.update(port_ends)
-        loss = len(cells) * router.cell_loss_db + (len(cells) - 1) * router.link_loss_db
-        circuits[(a, b)] = Circuit(a, b, tuple(cells), loss)
-        circuits[(b, a)] = Circuit(b, a, tuple(cells[::-1]), loss)
-    matching = Matching([*keep, *new_pairs], fabric.n_ports)
-    for a, b in new_pairs:  # the light really gets there
-        if trace_mesh(mesh, states, fabric.endpoints[a]).exit_port != fabric.endpoints[b]:
-            return None
-    ordered = tuple(circuits[c] for a, b in matching.pairs for c in ((a, b), (b, a)))
-    return SwitchPlan(matching, _theta(states == CROSS), ordered)
+class _MeshPins:
+    """The paths of a plan on a recirculating mesh, traced once, for routing new pairs around
+    the pairs that keep their paths (every cell and port-end they use stays as it is)."""
+
+    def __init__(self, fabric: MeshFabric, base: SwitchPlan) -> None:
+        self.fabric, self.base = fabric, base
+        self.states = np.where(_cross(base.theta), CROSS, BAR).astype(np.int64)
+        self.paths = {}
+        for a, b in base.matching.pairs:
+            path = trace_mesh(fabric.router.mesh, self.states, fabric.endpoints[a])
+            if path.exit_port != fabric.endpoints[b]:
+                raise MatchingError(f"the plan's cell states do not join endpoints {a} and {b}")
+            self.paths[(a, b)] = path
+
+    def route(
+        self,
+        keep: Sequence[tuple[int, int]],
+        new_pairs: Sequence[tuple[int, int]],
+        history: Mapping[int, float] | None = None,
+    ) -> tuple[SwitchPlan | None, int, set[tuple[int, int]], set[int]]:
+        """The plan of ``keep + new_pairs`` with the kept pairs' paths pinned, each new pair
+        routed in turn (switching fewest cells, then crossing fewest, plus ``history`` per cell
+        crossed) and pinned. On failure: None, the index of the new pair that found no path,
+        and, on its cheapest path when pinned paths may be pushed aside, the kept pairs in its
+        way and the cells where it meets new pairs routed before it."""
+        history = history or {}
+        fabric, router = self.fabric, self.fabric.router
+        states = self.states.copy()
+        fixed = np.full(states.size, -1, dtype=np.int64)
+        end_owner: dict[int, tuple[int, int]] = {}
+        cell_owners: dict[int, set[tuple[int, int]]] = {}
+        for pair in keep:
+            path = self.paths[pair]
+            for cell in path.cells:
+                fixed[cell] = states[cell]
+                cell_owners.setdefault(cell, set()).add(pair)
+            end_owner.update(dict.fromkeys(path.port_ends, pair))
+        cur = states.tolist()
+        new_circuits: dict[tuple[int, int], Circuit] = {}
+        for i, (a, b) in enumerate(new_pairs):
+            start = int(router.port_end_of[fabric.endpoints[a]])
+            goal = int(router.port_end_of[fabric.endpoints[b]])
+            hops = self._search(cur, fixed, end_owner, start, goal, history)
+            if hops is None:
+                args = (router.partner, router.dead, cur, fixed, end_owner, start, goal, {})
+                kept = set(keep)
+                # pinned paths that may be pushed aside: first only the kept ones, else all
+                soft_kept = (
+                    {c for c, o in cell_owners.items() if o <= kept},
+                    {e for e, o in end_owner.items() if o in kept},
+                )
+                soft_all = (set(cell_owners), set(end_owner))
+                path = _mesh_search(*args, soft=soft_kept) or _mesh_search(*args, soft=soft_all)
+                blockers: set[tuple[int, int] | None] = set()
+                contested: set[int] = set()
+                for e, st in path or []:
+                    owners = {end_owner.get(end) for end in (e, through(e, st))}
+                    if fixed[e // 4] >= 0 and fixed[e // 4] != st:
+                        owners |= cell_owners.get(e // 4, set())
+                    blockers |= owners
+                    if owners & set(new_pairs):
+                        contested.add(e // 4)
+                return None, i, {p for p in blockers if p in kept}, contested
+            cells = tuple(e // 4 for e, _ in hops)
+            port_ends = [e for h in hops for e in (h[0], through(*h))]
+            for e, st in hops:
+                states[e // 4] = fixed[e // 4] = cur[e // 4] = st
+                cell_owners.setdefault(e // 4, set()).add((a, b))
+            end_owner.update(dict.fromkeys(port_ends, (a, b)))
+            loss = len(cells) * router.cell_loss_db + (len(cells) - 1) * router.link_loss_db
+            new_circuits[(a, b)] = Circuit(a, b, cells, loss)
+            new_circuits[(b, a)] = Circuit(b, a, cells[::-1], loss)
+        matching = Matching([*keep, *new_pairs], fabric.n_ports)
+        old = {(c.source, c.target): c for c in self.base.circuits}
+        circuits = tuple(
+            new_circuits.get(c) or old[c] for a, b in matching.pairs for c in ((a, b), (b, a))
+        )
+        return SwitchPlan(matching, _theta(states == CROSS), circuits), -1, set(), set()
+
+    def _search(
+        self,
+        cur: list[int],
+        fixed: np.ndarray,
+        used: dict[int, object],
+        start: int,
+        goal: int,
+        history: Mapping[int, float],
+    ) -> list[tuple[int, int]] | None:
+        """Hard search for one path; a cheapest path may cross one cell twice in two states,
+        or one port-end twice (Dijkstra does not see its own path): then that cell is held in
+        its first state, or that port-end barred, and the search runs again (a few times)."""
+        router = self.fabric.router
+        fixed = fixed.copy()
+        used = dict(used)
+        for _ in range(8):
+            args = (router.partner, router.dead, cur, fixed, used, start, goal, history)
+            hops = _mesh_search(*args)
+            if hops is None:
+                return None
+            states: dict[int, int] = {}
+            ends: set[int] = set()
+            for e, st in hops:
+                if states.setdefault(e // 4, st) != st:
+                    fixed[e // 4] = states[e // 4]
+                    break
+                clash = {e, through(e, st)} & ends
+                if clash:
+                    used[clash.pop()] = None
+                    break
+                ends |= {e, through(e, st)}
+            else:
+                return hops
+        return None
 
 
 #: Cost of one cell crossed, against 1 per switched cell: among paths that switch equally
@@ -765,16 +794,23 @@ def _mesh_search(
     dead: np.ndarray,
     cur: list[int],
     fixed: np.ndarray,
-    used: set[int],
+    used: Mapping[int, object],
     start: int,
     goal: int,
+    history: Mapping[int, float],
+    soft: tuple[Container[int], Container[int]] = ((), ()),
 ) -> list[tuple[int, int]] | None:
     """Dijkstra over entry port-ends from ``start`` to exit port-end ``goal``; returns the
-    (entry, state) of each cell crossed."""
+    (entry, state) of each cell crossed. ``used`` port-ends and another state of a ``fixed``
+    cell are out of bounds, except the cells and port-ends in ``soft``, which cost
+    ``_RIP_COST`` each; ``history`` adds a cost per cell crossed."""
+    soft_cells, soft_ends = soft
     fixed_l = fixed.tolist()
     best = {start: 0.0}
     back: dict[int, tuple[int, int]] = {}
-    heap = [(0.0, start)]
+    heap = [(_RIP_COST if start in used else 0.0, start)]
+    if start in used and start not in soft_ends:
+        return None
     found, found_at = math.inf, None
     while heap:
         d, e = heapq.heappop(heap)
@@ -784,19 +820,29 @@ def _mesh_search(
             continue
         cell, k = divmod(e, 4)
         for s in (BAR, CROSS):
+            step = d + _LENGTH_COST + history.get(cell, 0.0)
             if fixed_l[cell] >= 0 and fixed_l[cell] != s:
-                continue
+                if cell not in soft_cells:
+                    continue
+                step += _RIP_COST
+            if fixed_l[cell] < 0 and s != cur[cell]:
+                step += 1
             ex = 4 * cell + ((k + 2) % 4 if s == BAR else 3 - k)
             if ex in used:
-                continue
-            step = d + _LENGTH_COST + (1 if fixed_l[cell] < 0 and s != cur[cell] else 0)
+                if ex not in soft_ends:
+                    continue
+                step += _RIP_COST
             if ex == goal:
                 if step < found:
                     found, found_at = step, (e, s)
                 continue
             nxt = int(partner[ex])
-            if nxt < 0 or dead[nxt // 4] or nxt in used:
+            if nxt < 0 or dead[nxt // 4]:
                 continue
+            if nxt in used:
+                if nxt not in soft_ends:
+                    continue
+                step += _RIP_COST
             if step < best.get(nxt, math.inf):
                 best[nxt] = step
                 back[nxt] = (e, s)
@@ -840,10 +886,11 @@ def failover(
       kept, switching fewest cells (feed-forward: a directed path each way by dynamic
       programming over the cells, in both orders; recirculating: one reciprocal path by
       Dijkstra over the port-ends);
-    - ``"released"`` (feed-forward, when no spare can be pinned): rip up and re-route: the
-      pairs whose light stands in the way are re-routed too (at most ``max_released`` pairs),
-      every other cell kept. A feed-forward mesh is planar: a new path that must cross a live
-      circuit's path can only do so in a cell whose state that circuit needs;
+    - ``"released"`` (when no spare can be pinned): rip up and re-route: the pairs whose
+      light stands in the way are re-routed too (at most ``max_released`` pairs; on a
+      recirculating mesh with a growing cost on contested cells), every other cell kept. A
+      feed-forward mesh is planar: a new path that must cross a live circuit's path can only
+      do so in a cell whose state that circuit needs, so some circuits may have to move;
     - ``"sorting"`` (feed-forward): the mesh's sorting network with the default completion of
       the dark ports (the naive re-route), with the completion inherited from the current
       states, and, when nothing above worked, a hill climb over swaps of two dark ports'
@@ -851,7 +898,12 @@ def failover(
     - ``"replanned"`` (recirculating when no spare can be pinned, or ``compare_naive``; any
       other fabric): ``fabric.plan`` of the new matching.
 
-    The chosen plan disturbs fewest live circuits, then switches fewest cells (then lowest spare).
+    The chosen plan switches no more cells than the naive re-route of the best spare (when it
+    was computed) and, within that, disturbs fewest live circuits, then switches fewest cells
+    (then lowest spare). Compute: ~1 ms (median) on a 32-port Clements mesh, ~3.5 ms on
+    :func:`~photonics.routing.switch_32` when a pinned path exists; the feed-forward kernels
+    are compiled by numba on first use (cached on disk).
+
     A failed port that is dark in ``current`` needs no change: the first spare takes its place
     in ``job``. Raises :class:`PortError` when ``failed_port`` is not in the job or no spare is
     free, :class:`MatchingError` when no spare gives a realizable matching.
@@ -923,11 +975,24 @@ def failover(
     else:
         pinned_found = False
         if isinstance(fabric, MeshFabric):
+            pins = _MeshPins(fabric, current)
             for s, m in matchings.items():
-                plan = _mesh_pinned(fabric, current, keep, [(q, s)])
+                plan = pins.route(keep, [(q, s)])[0]
                 if plan is not None:
                     add(s, m, "pinned", plan=plan)
                     pinned_found = True
+            if not pinned_found:  # rip up the pairs in the way and re-route them too
+                for s, m in matchings.items():
+                    plan = _released(
+                        lambda released, order, history: pins.route(
+                            [p for p in keep if p not in released], order, history
+                        ),
+                        [(q, s)],
+                        max_released,
+                    )
+                    if plan is not None:
+                        add(s, m, "released", plan=plan)
+                        pinned_found = True
         if compare_naive or not pinned_found:  # a re-plan routes every pair again: slow
             for s, m in matchings.items():
                 plan = _try_plan(fabric, m)
@@ -938,7 +1003,9 @@ def failover(
             f"no spare of job {job.name!r} ({spares}) can replace port {failed_port}: the "
             f"matching with ({q}, spare) is not realizable"
         )
-    best = min(candidates, key=lambda c: c.key)
+    # never switch more cells (longer downtime) than the re-route from scratch would
+    budget = min(naive.values(), default=math.inf)
+    best = min(candidates, key=lambda c: (c.n_changed > budget, *c.key))
     plan = best.plan if best.plan is not None else _ff_plan(ff, best.matching, best.cross)
     changed = _cross(plan.theta) != cur_cross
     disturbed = tuple(
@@ -974,7 +1041,7 @@ def _ff_failover(
 ) -> None:
     """Feed-forward failover candidates for each spare (see :func:`failover`)."""
     n = ff.n_ports
-    modes = np.ascontiguousarray(ff.mesh.modes, dtype=np.int64)
+    modes = _modes(ff)
     kept_in = np.zeros(n, dtype=np.bool_)
     kept_in[[c.source for c in kept.circuits]] = True
     pair_of = {p: pair for pair in keep for p in pair}
@@ -1217,12 +1284,13 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
     n = fabric.n_ports
     first = {t.name: list(t.matchings[0].pairs) if t.matchings else [] for t in slices}
     try:
-        baseline = _plan(fabric, Matching([p for pairs in first.values() for p in pairs], n))
+        baseline = fabric.plan(Matching([p for pairs in first.values() for p in pairs], n))
     except MatchingError as err:
         raise MatchingError(
             f"the tenants' first matchings are not realizable together: {err}"
         ) from err
     owner = {p: t.name for t in slices for p in t.ports}
+    pins: _MeshPins | None = None
     for t in slices:
         others = [p for name, pairs in first.items() if name != t.name for p in pairs]
         theirs = np.zeros(fabric.n_cells, dtype=bool)
@@ -1231,12 +1299,13 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
                 theirs[list(c.cells)] = True
         for i, m in enumerate(t.matchings[1:], start=1):
             if isinstance(fabric, MeshFabric):
+                pins = pins or _MeshPins(fabric, baseline)
                 pairs = list(m.pairs)
                 orders = [pairs[r:] + pairs[:r] for r in range(len(pairs))]
                 orders += [o[::-1] for o in orders]
                 plan = None
                 for order in orders:  # sequential routing depends on the order: try a few
-                    plan = _mesh_pinned(fabric, baseline, others, order)
+                    plan = pins.route(others, order)[0]
                     if plan is not None:
                         break
                 if plan is None:
@@ -1245,7 +1314,7 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
                         f"other tenants' paths"
                     )
             else:
-                plan = _plan(fabric, Matching([*others, *m.pairs], n))
+                plan = fabric.plan(Matching([*others, *m.pairs], n))
             touched = np.flatnonzero(theirs[plan.changed_cells(baseline)])
             if touched.size:
                 cells = plan.changed_cells(baseline)[touched].tolist()
@@ -1254,3 +1323,30 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
                     f"circuits cross"
                 )
     return baseline
+
+
+def _released(
+    route: Callable[..., tuple[SwitchPlan | None, int, set[tuple[int, int]], set[int]]],
+    order: Sequence[tuple[int, int]],
+    max_released: int,
+) -> SwitchPlan | None:
+    """Rip up and re-route on a recirculating mesh. ``route(released, order, history)`` routes
+    ``order`` with every kept pair not ``released`` pinned. The kept pairs in the way of a pair
+    that finds no path are released and routed after it (at most ``max_released``); where the
+    routed pairs block each other, the contested cells get a growing cost and the blocked pair
+    goes first (negotiated congestion), for a bounded number of rounds."""
+    released: set[tuple[int, int]] = set()
+    history: dict[int, float] = {}
+    order = list(order)
+    for _ in range(4 * max_released + 4):
+        plan, failed, blockers, contested = route(released, order, history)
+        if plan is not None:
+            return plan
+        if len(released | blockers) > max_released or not (blockers - released or contested):
+            return None
+        for cell in contested:
+            history[cell] = history.get(cell, 0.0) + 1.0
+        order.insert(0, order.pop(failed))
+        order += sorted(blockers - released)
+        released |= blockers
+    return None
