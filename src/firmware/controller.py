@@ -482,15 +482,18 @@ class Controller:
             chip_id=self.idn.split(",")[1],
             iv_group=max(group, 1),
         )
-        previous = self.calibration
-        self.calibration = found.calibration
+        self._use_calibration(found.calibration, stored=False)
+
+    def _use_calibration(self, cal: Calibration, stored: bool) -> None:
+        """Switch to ``cal``, re-applying the matching with it; unchanged if that fails."""
+        previous, self.calibration = self.calibration, cal
         try:
             if self.plan is not None:
                 self._apply(self._currents_for(self.plan), self.plan)
         except ScpiError:
             self.calibration = previous
             raise
-        self.calibration_stored = False
+        self.calibration_stored = stored
 
     def c_calibration_save(self) -> None:
         if self.calibration is None:
@@ -512,14 +515,7 @@ class Controller:
                 f"stored calibration has {stored.n_heaters} heaters, the chip "
                 f"{self.driver.n_channels}",
             )
-        previous, self.calibration = self.calibration, stored
-        try:
-            if self.plan is not None:
-                self._apply(self._currents_for(self.plan), self.plan)
-        except ScpiError:
-            self.calibration = previous
-            raise
-        self.calibration_stored = True
+        self._use_calibration(stored, stored=True)
 
     def q_calibration_status(self) -> str:
         cal = self.calibration

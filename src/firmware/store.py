@@ -36,17 +36,20 @@ The chip calibration is the one document in another format: :meth:`Store.write_c
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import math
 import os
 import re
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from photonics.calibration import Calibration, load_calibration, save_calibration
+from photonics.calibration import (
+    Calibration,
+    fsync_directory,
+    load_calibration,
+    save_calibration,
+    write_atomically,
+)
 from photonics.errors import CalibrationFileError, PswitchError
 
 #: The newest store file-format version this code reads, and the one it writes.
@@ -191,44 +194,6 @@ def _decode(name: str, raw: bytes) -> dict[str, Any]:
     return document
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make a rename, creation or removal in ``directory`` durable (POSIX; no-op elsewhere)."""
-    if os.name != "posix":  # directories cannot be opened for fsync on Windows
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError as exc:  # some file systems do not support fsync on a directory
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
-            raise
-    finally:
-        os.close(fd)
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    """Temp file in the same directory (so the rename cannot cross file systems), flush, fsync,
-    ``os.replace`` over ``target``, fsync the directory. ``target`` is untouched until the
-    rename; on any failure the temp file is removed and the error propagates."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=_TMP_SUFFIX, dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            if hasattr(os, "fchmod"):  # mkstemp makes 0600; keep the old file's mode or 0644
-                try:
-                    mode = stat.S_IMODE(target.stat().st_mode)
-                except FileNotFoundError:
-                    mode = 0o644
-                os.fchmod(fh.fileno(), mode)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_directory(target.parent)
-
-
 class Store:
     """A directory of named JSON documents, each written atomically (see the module docstring).
 
@@ -243,7 +208,7 @@ class Store:
             if self.directory.exists():
                 raise StoreError(f"{self.directory}: exists but is not a directory")
             self.directory.mkdir(parents=True, exist_ok=True)
-            _fsync_directory(self.directory.parent)  # make the new directory's entry durable
+            fsync_directory(self.directory.parent)  # make the new directory's entry durable
 
     def path(self, name: str) -> Path:
         """The file that holds document ``name``: ``<directory>/<name>.json``."""
@@ -282,7 +247,7 @@ class Store:
         except (ValueError, TypeError) as exc:
             raise StoreError(f"{path}: refusing to write: {exc}; nothing written") from exc
         self._remove_leftovers(path)
-        _write_atomically(path, data)
+        write_atomically(path, data)
 
     def read(self, name: str) -> dict[str, Any] | None:
         """The document stored under ``name``, or None if there is none.
@@ -321,7 +286,7 @@ class Store:
             path.unlink()
         except FileNotFoundError:
             return
-        _fsync_directory(self.directory)
+        fsync_directory(self.directory)
 
     def names(self) -> list[str]:
         """The names of the stored documents (``calibration`` included), sorted. Temp files and

@@ -575,13 +575,19 @@ def save_calibration(cal: Calibration, path: str | os.PathLike[str]) -> None:
     """
     if not isinstance(cal, Calibration):
         raise SettingsError(f"save_calibration needs a Calibration, got {type(cal).__name__}")
-    target = Path(path)
-    data = _encode(_to_document(cal))
-    directory = target.parent
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    write_atomically(Path(path), _encode(_to_document(cal)))
+
+
+def write_atomically(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` so that a crash at any instant leaves the old file or the
+    new one: a temp file ``.<name>.*.tmp`` in the same directory (a rename cannot cross file
+    systems), flushed and fsync'ed, ``os.replace``d over ``target``, then the directory fsync'ed.
+    ``target`` is untouched until the rename; on any failure the temp file is removed and the
+    error propagates. The file keeps an existing file's mode, else 0644."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            if hasattr(os, "fchmod"):  # mkstemp makes 0600; keep the old file's mode or 0644
+            if hasattr(os, "fchmod"):  # mkstemp makes 0600
                 try:
                     mode = target.stat().st_mode & 0o777
                 except FileNotFoundError:
@@ -595,10 +601,11 @@ def save_calibration(cal: Calibration, path: str | os.PathLike[str]) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_directory(directory)
+    fsync_directory(target.parent)
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a rename, creation or removal in ``directory`` durable (POSIX; no-op elsewhere)."""
     if os.name != "posix":  # directories cannot be opened for fsync on Windows
         return
     fd = os.open(directory, os.O_RDONLY)
