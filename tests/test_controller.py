@@ -80,6 +80,10 @@ def test_a_matching_lights_each_partner_and_leaves_the_rest_dark() -> None:
         ("ROUT:MATC 0,1,1,2", -224),
         ("ROUT:DISC 5", -221),  # dark
         ("ROUT:PATH? 5", -221),
+        ("ROUT:REPL 5,1", -221),  # 5 is dark: nothing to replace
+        ("ROUT:REPL 0,1,3", -221),  # 3 is lit: not a spare
+        ("ROUT:REPL 0,1,1", -224),
+        ("ROUT:REPL 0", -109),
         ("HEAT:CURR 0,10.5", -222),
         ("HEAT:CURR 999,1", -222),
         ("HEAT:ALL 1,2", -109),

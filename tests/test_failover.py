@@ -1,6 +1,7 @@
 """Failover end to end on a 32-port emulated switch, in process, verified through the detectors."""
 
 import numpy as np
+import pytest
 
 from firmware.fabric import Job, job_matchings
 from firmware.sdk import Switch
@@ -11,20 +12,29 @@ def _lit(sw: Switch, src: int) -> np.ndarray:
     return sw.transport.controller.driver.detect(np.eye(sw.ports)[src])
 
 
-def test_a_spare_replaces_a_failed_accelerator_and_the_other_circuits_keep_their_light() -> None:
+@pytest.mark.parametrize(
+    ("spares", "failed", "most_disturbed"),
+    [
+        ((28, 29, 30, 31), 5, 22),  # spares at the end: the new circuit crosses 11 pairs
+        ((7, 15, 23, 31), 13, 0),  # a spare next to the peer: nothing else moves
+    ],
+)
+def test_a_spare_replaces_a_failed_accelerator_and_the_other_circuits_keep_their_light(
+    spares: tuple[int, ...], failed: int, most_disturbed: int
+) -> None:
     sw = Switch.emulated(ports=32, seed=0)
-    job = Job("train", "ring", tuple(range(28)), spares=(28, 29, 30, 31))
-    active = job_matchings(job, 32)[0]  # the ring's even edges: (0,1), (2,3), ...
+    job = Job("train", "ring", tuple(p for p in range(32) if p not in spares), spares=spares)
+    active = job_matchings(job, 32)[0]  # every other edge of the ring: (0,1), (2,3), ...
     sw.connect(active)
-    before = {p: _lit(sw, p) for p in range(28)}
-    failed = 5
+    before = {p: _lit(sw, p) for p in job.endpoints}
     peer = active.partner(failed)
     new_job, seconds, disturbed = sw.failover(job, failed)
-    assert 28 in new_job.endpoints and failed not in new_job.endpoints
-    assert seconds > 0
+    spare = sw.matching().partner(peer)
+    assert spare in spares and spare in new_job.endpoints and failed not in new_job.endpoints
+    assert seconds > 0 and len(disturbed) <= most_disturbed
     # the spare and the failed port's peer now talk, both ways, through the detectors
-    assert sw.matching().partner(peer) == 28 and sw.matching().partner(failed) is None
-    for a, b in ((peer, 28), (28, peer)):
+    assert sw.matching().partner(failed) is None
+    for a, b in ((peer, spare), (spare, peer)):
         power = _lit(sw, a)
         assert power[b] > 0.02 and 10 * np.log10(power[b] / np.delete(power, b).max()) > 15
     # every other circuit still delivers its light to its partner

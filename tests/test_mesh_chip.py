@@ -117,6 +117,19 @@ def test_a_full_period_more_on_a_heater_changes_nothing(seed, cell) -> None:
     assert np.allclose(chip.detect(cur, np.ones(8)), chip.detect(cur2, np.ones(8)), atol=1e-15)
 
 
+@settings(max_examples=15)
+@given(seeds, st.sets(st.integers(0, 7), max_size=8))
+def test_detect_solves_only_the_lit_inputs_and_matches_the_transfer(seed, lit) -> None:
+    chip = chip8(0)
+    cur = currents(chip, seed)
+    field = np.zeros(8, complex)
+    field[sorted(lit)] = np.random.default_rng(seed).normal(size=len(lit))
+    expected = np.abs(chip.transfer(cur) @ field) ** 2
+    assert np.allclose(chip.detect(cur, field), expected, atol=1e-15)
+    batch = np.stack([field, np.roll(field, 1)])
+    assert np.allclose(chip.detect(cur, batch)[1], np.abs(chip.transfer(cur) @ batch[1]) ** 2)
+
+
 def test_scattering_solve_is_the_waveguide_mesh_solve() -> None:
     mesh, _, _ = switch8()
     rng = np.random.default_rng(3)
@@ -126,9 +139,10 @@ def test_scattering_solve_is_the_waveguide_mesh_solve() -> None:
     expected = scattering(mesh, theta, imperfections=imp, phi=phi, wavelength_nm=1551.3)
     T = imperfect_transfer(theta, phi, imp)
     g = link_transmission(mesh.unit_length_um, 1551.3)
-    assert np.allclose(mc._scattering(mesh, T, g), expected, atol=1e-12)
-    ports = np.array([7, 0, 31, 12])  # only some ports, in any order
-    assert np.allclose(mc._scattering(mesh, T, g, ports), expected[np.ix_(ports, ports)])
+    every = np.arange(mesh.n_ports)
+    assert np.allclose(mc._scattering(mesh, T, g, every, every), expected, atol=1e-12)
+    outs, ins = np.array([7, 0, 31, 12]), np.array([3, 7])  # only some ports, in any order
+    assert np.allclose(mc._scattering(mesh, T, g, outs, ins), expected[np.ix_(outs, ins)])
 
 
 def test_transfer_is_the_endpoints_block_of_the_scattering() -> None:

@@ -550,11 +550,12 @@ def switch_grammar(
         ),
         Spec(
             "ROUTe:REPLace",
-            (port, Param("spare", "int", 0, ports - 1)),
-            summary="Failover: give the port's peer the dark spare instead, re-routing only "
-            "that circuit where the mesh allows and switching the fewest cells; "
-            "ROUT:REPL:DIST? lists the live circuits it disturbed.",
-            example="ROUT:REPL 1,5",
+            (port, Param("spares", "list", 0, ports - 1)),
+            summary="Failover: give the port's peer one of the dark spares instead (the one "
+            "that disturbs fewest live circuits, then switches fewest cells), re-routing only "
+            "that circuit where the mesh allows; ROUT:MATC? shows the spare chosen, "
+            "ROUT:REPL:DIST? the live circuits it disturbed.",
+            example="ROUT:REPL 1,5,7",
         ),
         Spec(
             "ROUTe:REPLace:DISTurbed",
@@ -708,7 +709,8 @@ ERRORS = {
     "ROUTe:MATChing": "-109 an odd number of ports; -224 a port twice; -221 not realizable; "
     + _APPLY,
     "ROUTe:PATH": "-221 the port is dark",
-    "ROUTe:REPLace": "-221 the port is dark or the spare is not; -221 no path; " + _APPLY,
+    "ROUTe:REPLace": "-221 the port is dark or a spare is not; -224 a spare twice; -221 no "
+    "path; " + _APPLY,
     "HEATer:CURRent": _APPLY,
     "HEATer:ALL": "-109/-108 too few/many currents; " + _APPLY,
     "CALibration:RUN": "-221 not a feed-forward mesh, or interlock engaged; -200 a fit failed "

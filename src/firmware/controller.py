@@ -245,7 +245,11 @@ class Controller:
 
     def apply_matching(self, matching: Matching) -> SwitchPlan:
         """Plan and apply ``matching`` (raises :class:`ScpiError`); the plan applied."""
-        plan = self.fabric.plan(matching)
+        return self.apply_plan(self.fabric.plan(matching))
+
+    def apply_plan(self, plan: SwitchPlan) -> SwitchPlan:
+        """Apply a plan of this fabric (e.g. from :func:`~firmware.fabric.all_to_all`)
+        atomically, then re-centre locked rings; raises :class:`ScpiError`."""
         self._apply(self._currents_for(plan), plan)
         self._track_rings()
         return plan
@@ -405,16 +409,18 @@ class Controller:
     def q_route_matching(self) -> list[int]:
         return _flat(self.matching)
 
-    def c_route_replace(self, port: int, spare: int) -> None:
+    def c_route_replace(self, port: int, spares: tuple[int, ...]) -> None:
         peer = self.matching.partner(port)
         if peer is None or self.plan is None:
             raise ScpiError(-221, f"port {port} is dark: nothing to replace")
-        if self.matching.partner(spare) is not None or spare == port:
-            raise ScpiError(-221, f"spare {spare} is not dark")
-        job = Job("replace", "ring", (port, peer), (spare,))
+        lit = [s for s in spares if self.matching.partner(s) is not None or s == port]
+        if lit:
+            raise ScpiError(-221, f"spare {lit[0]} is not dark")
+        if len(set(spares)) < len(spares):
+            raise ScpiError(-224, f"a spare is listed twice: {list(spares)}")
+        job = Job("replace", "ring", (port, peer), spares)
         found = failover(self.fabric, job, self.plan, port)
-        self._apply(self._currents_for(found.plan), found.plan)
-        self._track_rings()
+        self.apply_plan(found.plan)
         self.disturbed = sorted({src for src, _ in found.disturbed})
 
     def q_route_replace_disturbed(self) -> list[int]:
@@ -672,8 +678,7 @@ class Controller:
     def _go_to(self, index: int) -> None:
         step = self.schedule[index]
         before = self.driver.elapsed_s
-        self._apply(self._currents_for(step.plan), step.plan)
-        self._track_rings()
+        self.apply_plan(step.plan)
         self.step_index = index
         self.step_times.append((step.dwell_s, self.driver.elapsed_s - before))
 

@@ -19,9 +19,8 @@ Times are in s.
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -31,10 +30,10 @@ from numba import njit
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_SETTLE_TOLERANCE
 from photonics.errors import MatchingError, PortError, SettingsError, ShapeError
 from photonics.matching import Matching, Permutation
-from photonics.routing import all_to_all_cover, round_robin
+from photonics.routing import Router, all_to_all_cover, round_robin
 from photonics.switch import Circuit, Fabric, FeedForwardFabric, MeshFabric, SwitchPlan
 from photonics.thermal import DEFAULT_TAU_S, settling_time_s
-from photonics.waveguide_mesh import BAR, CROSS, through
+from photonics.waveguide_mesh import BAR, CROSS, state_between, through
 from photonics.waveguide_mesh import trace as trace_mesh
 
 #: A model of the time (s) to go from one plan (None: unknown, every cell is written) to another.
@@ -401,7 +400,9 @@ class Job:
 
     ``topology``: ``"ring"`` (accelerators in ``endpoints`` order, the last joined to the first)
     or ``"torus"`` (``shape = (rows, cols)``, accelerator ``(r, c)`` is ``r * cols + c``; every
-    row and every column is a ring). ``spares``: idle ports reserved for failover.
+    row and every column is a ring). ``spares``: idle ports reserved for failover; on a
+    feed-forward mesh put them among the job's ports (e.g. one after every few), since a
+    spare's new circuit switches a cell of every live circuit it must cross.
     """
 
     name: str
@@ -713,7 +714,7 @@ class _MeshPins:
             goal = int(router.port_end_of[fabric.endpoints[b]])
             hops = self._search(cur, fixed, end_owner, start, goal, history)
             if hops is None:
-                args = (router.partner, router.dead, cur, fixed, end_owner, start, goal, {})
+                args = (router, cur, fixed, end_owner, start, goal, {})
                 kept = set(keep)
                 # pinned paths that may be pushed aside: first only the kept ones, else all
                 soft_kept = (
@@ -764,7 +765,7 @@ class _MeshPins:
         fixed = fixed.copy()
         used = dict(used)
         for _ in range(8):
-            args = (router.partner, router.dead, cur, fixed, used, start, goal, history)
+            args = (router, cur, fixed, used, start, goal, history)
             hops = _mesh_search(*args)
             if hops is None:
                 return None
@@ -790,71 +791,38 @@ _LENGTH_COST = 1e-3
 
 
 def _mesh_search(
-    partner: np.ndarray,
-    dead: np.ndarray,
+    router: Router,
     cur: list[int],
     fixed: np.ndarray,
     used: Mapping[int, object],
     start: int,
     goal: int,
     history: Mapping[int, float],
-    soft: tuple[Container[int], Container[int]] = ((), ()),
+    soft: tuple[Collection[int], Collection[int]] = ((), ()),
 ) -> list[tuple[int, int]] | None:
-    """Dijkstra over entry port-ends from ``start`` to exit port-end ``goal``; returns the
-    (entry, state) of each cell crossed. ``used`` port-ends and another state of a ``fixed``
-    cell are out of bounds, except the cells and port-ends in ``soft``, which cost
-    ``_RIP_COST`` each; ``history`` adds a cost per cell crossed."""
-    soft_cells, soft_ends = soft
-    fixed_l = fixed.tolist()
-    best = {start: 0.0}
-    back: dict[int, tuple[int, int]] = {}
-    heap = [(_RIP_COST if start in used else 0.0, start)]
-    if start in used and start not in soft_ends:
+    """Cheapest path from entry port-end ``start`` to exit port-end ``goal`` that switches
+    fewest cells; returns the (entry, state) of each cell crossed. ``used`` port-ends and
+    another state of a ``fixed`` cell are out of bounds, except the cells and port-ends in
+    ``soft``, which cost ``_RIP_COST`` each; ``history`` adds a cost per cell crossed."""
+    n = fixed.size
+    step = np.full((n, 2), _LENGTH_COST)
+    if history:
+        step[list(history)] += np.fromiter(history.values(), float)[:, None]
+    free = fixed < 0
+    step[free] += np.arange(2)[None, :] != np.asarray(cur)[free, None]
+    pinned = np.flatnonzero(~free)
+    bar = np.full(pinned.size, np.inf)
+    bar[np.isin(pinned, list(soft[0]))] = _RIP_COST
+    step[pinned, 1 - fixed[pinned]] += bar
+    ends = np.zeros(4 * n)
+    if used:
+        ends[list(used)] = np.inf
+    if soft[1]:
+        ends[list(soft[1])] = _RIP_COST
+    hops = router.cheapest_path(start, goal, step, ends, link_cost=0.0)
+    if hops is None:
         return None
-    found, found_at = math.inf, None
-    while heap:
-        d, e = heapq.heappop(heap)
-        if d >= found:
-            break
-        if d > best.get(e, math.inf):
-            continue
-        cell, k = divmod(e, 4)
-        for s in (BAR, CROSS):
-            step = d + _LENGTH_COST + history.get(cell, 0.0)
-            if fixed_l[cell] >= 0 and fixed_l[cell] != s:
-                if cell not in soft_cells:
-                    continue
-                step += _RIP_COST
-            if fixed_l[cell] < 0 and s != cur[cell]:
-                step += 1
-            ex = 4 * cell + ((k + 2) % 4 if s == BAR else 3 - k)
-            if ex in used:
-                if ex not in soft_ends:
-                    continue
-                step += _RIP_COST
-            if ex == goal:
-                if step < found:
-                    found, found_at = step, (e, s)
-                continue
-            nxt = int(partner[ex])
-            if nxt < 0 or dead[nxt // 4]:
-                continue
-            if nxt in used:
-                if nxt not in soft_ends:
-                    continue
-                step += _RIP_COST
-            if step < best.get(nxt, math.inf):
-                best[nxt] = step
-                back[nxt] = (e, s)
-                heapq.heappush(heap, (step, nxt))
-    if found_at is None:
-        return None
-    hops = [found_at]
-    e = found_at[0]
-    while e != start:
-        e, s = back[e]
-        hops.append((e, s))
-    return hops[::-1]
+    return [(int(a), state_between(int(a), int(b))) for a, b in hops]
 
 
 def _check_plan(fabric: Fabric, plan: SwitchPlan, name: str) -> None:

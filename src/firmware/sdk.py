@@ -231,16 +231,19 @@ class Switch:
         return self._write("ROUT:CLE" if port is None else f"ROUT:DISC {port}")
 
     def failover(self, job: Job, failed_port: int) -> tuple[Job, float, list[int]]:
-        """Splice the first dark spare of ``job`` in for ``failed_port``: the job with the spare
-        in place, the hardware time (s) and the sources of live circuits it disturbed."""
-        lit = {p for pair in self.matching().pairs for p in pair}
-        spare = next((s for s in job.spares if s not in lit), None)
-        if spare is None:
+        """Splice a dark spare of ``job`` in for ``failed_port``, the one that disturbs fewest
+        live circuits and then switches fewest cells: the job with the spare in place, the
+        hardware time (s) and the sources of live circuits it disturbed."""
+        current = self.matching()
+        spares = [s for s in job.spares if current.partner(s) is None]
+        if not spares:
             raise SettingsError(f"job {job.name!r} has no dark spare among {job.spares}")
-        seconds = 0.0
-        if failed_port in lit:
-            seconds = self._write(f"ROUT:REPL {failed_port},{spare}")
-        disturbed = [int(p) for p in self._numbers("ROUT:REPL:DIST?")] if seconds else []
+        peer = current.partner(failed_port)
+        if peer is None:  # dark now: nothing to re-route, the spare takes its place in the job
+            return job.with_spare(failed_port, spares[0]), 0.0, []
+        seconds = self._write(f"ROUT:REPL {failed_port},{','.join(map(str, spares))}")
+        spare = self.matching().partner(peer)
+        disturbed = [int(p) for p in self._numbers("ROUT:REPL:DIST?")]
         return job.with_spare(failed_port, spare), seconds, disturbed
 
     def matching(self) -> Matching:

@@ -218,7 +218,8 @@ class MeshChip:
     ) -> np.ndarray:
         """Field scattering matrix between all edge ports of the mesh, ``S[..., out, in]``
         (shape ``(..., n_edge_ports, n_edge_ports)``), loops included."""
-        return self._solve(current_mA, delta_T_K, wavelength_nm, np.arange(self.mesh.n_ports))
+        ports = np.arange(self.mesh.n_ports)
+        return self._solve(current_mA, delta_T_K, wavelength_nm, ports, ports)
 
     def transfer(
         self,
@@ -228,11 +229,18 @@ class MeshChip:
     ) -> np.ndarray:
         """Field transfer between the endpoints, ``M[..., out, in]`` (n_ports x n_ports): the
         endpoints' rows and columns of :meth:`scattering`."""
-        return self._solve(current_mA, delta_T_K, wavelength_nm, np.asarray(self.endpoints))
+        ends = np.asarray(self.endpoints)
+        return self._solve(current_mA, delta_T_K, wavelength_nm, ends, ends)
 
     def _solve(
-        self, current_mA: ArrayLike, delta_T_K: float, wavelength_nm: float, ports: np.ndarray
+        self,
+        current_mA: ArrayLike,
+        delta_T_K: float,
+        wavelength_nm: float,
+        outputs: np.ndarray,
+        inputs: np.ndarray,
     ) -> np.ndarray:
+        """``S[..., outputs][..., inputs]`` at these currents."""
         psi = self._phases(current_mA, delta_T_K, wavelength_nm)
         g = link_transmission(
             self.mesh.unit_length_um,
@@ -244,9 +252,9 @@ class MeshChip:
         # one heater on the top arm: arm phases (psi, 0) = common psi / 2 +- theta
         cells = imperfect_transfer(psi / 2, 0.0, self.imperfections)
         cells = cells * np.exp(0.5j * psi)[..., None, None]
-        out = np.empty((*psi.shape[:-1], ports.size, ports.size), complex)
+        out = np.empty((*psi.shape[:-1], outputs.size, inputs.size), complex)
         for index in np.ndindex(psi.shape[:-1]):
-            out[index] = _scattering(self.mesh, cells[index], g, ports)
+            out[index] = _scattering(self.mesh, cells[index], g, outputs, inputs)
         return out
 
     def detect(
@@ -265,8 +273,11 @@ class MeshChip:
             raise ShapeError(f"expected {self.n_ports} input fields, got shape {field_in.shape}")
         if not np.all(np.isfinite(field_in)):
             raise SettingsError("input_field must be finite (sqrt(mW))")
-        M = self.transfer(current_mA, delta_T_K, wavelength_nm)
-        power = np.abs(np.einsum("...ij,...j->...i", M, field_in)) ** 2
+        ends = np.asarray(self.endpoints)
+        lit = np.flatnonzero(np.any(field_in.reshape(-1, self.n_ports) != 0, axis=0))
+        # solve only for the lit inputs: one right-hand side per lit port
+        M = self._solve(current_mA, delta_T_K, wavelength_nm, ends, ends[lit])
+        power = np.abs(np.einsum("...ij,...j->...i", M, field_in[..., lit])) ** 2
         if rng is not None:
             power = power + rng.normal(0.0, self.spec.noise_floor_mW, power.shape)
         return power
@@ -340,16 +351,15 @@ _COLS = np.array([0, 1, 0, 1, 2, 2, 3, 3])
 
 
 def _scattering(
-    mesh: WaveguideMesh, T: np.ndarray, link: complex, ports: np.ndarray | None = None
+    mesh: WaveguideMesh, T: np.ndarray, link: complex, outputs: np.ndarray, inputs: np.ndarray
 ) -> np.ndarray:
-    """Edge-port scattering of ``mesh`` whose cells have the (n_cells, 2, 2) transfer matrices
-    ``T`` (end A to end B, any complex factor included) and whose links transmit ``link``;
-    with ``ports``, only between those edge ports (``S[ports][:, ports]``, cheaper).
+    """Edge-port scattering ``S[outputs][:, inputs]`` of ``mesh`` whose cells have the
+    (n_cells, 2, 2) transfer matrices ``T`` (end A to end B, any complex factor included) and
+    whose links transmit ``link`` (one right-hand side per input: fewer inputs, cheaper).
 
     The solve of :func:`photonics.waveguide_mesh.scattering`, which builds ``T`` itself and so
     cannot give a cell a phase of its own."""
     n = mesh.n_cells
-    ports = np.arange(mesh.n_ports) if ports is None else np.asarray(ports, dtype=np.int64)
     vals = np.concatenate([T.reshape(n, 4)] * 2, axis=1).ravel()
     base = 4 * np.arange(n)[:, None]
     rows = (base + _ROWS).ravel()
@@ -361,13 +371,13 @@ def _scattering(
     M = (sp.identity(N, dtype=complex, format="csc") - SP.tocsc()).tocsc()
     # entries fed from an edge port: the right-hand side column of that port (-1: not excited)
     column = np.full(mesh.n_ports, -1)
-    column[ports] = np.arange(ports.size)
+    column[inputs] = np.arange(inputs.size)
     port = np.where(linked, -1, mesh.port_of_end()[cols])
     col = np.where(port >= 0, column[port], -1)
     fed = col >= 0
-    rhs = np.zeros((N, ports.size), dtype=complex)
+    rhs = np.zeros((N, inputs.size), dtype=complex)
     np.add.at(rhs, (rows[fed], col[fed]), vals[fed])
-    return splu(M).solve(rhs)[mesh.edge_ports[ports]]
+    return splu(M).solve(rhs)[mesh.edge_ports[outputs]]
 
 
 __all__ = [

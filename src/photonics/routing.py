@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from photonics._checks import finite
-from photonics._route_kernel import isolation_db, negotiate
+from photonics._route_kernel import _search, isolation_db, negotiate
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching, Permutation
 from photonics.mzi import MZIImperfections
@@ -175,6 +175,37 @@ class Router:
     @property
     def link_cost(self) -> float:
         return self.link_loss_db + 1e-3  # a little length, so shorter paths win ties
+
+    def cheapest_path(
+        self,
+        start: int,
+        goal: int,
+        step_cost: np.ndarray,
+        end_cost: np.ndarray,
+        link_cost: float | None = None,
+    ) -> np.ndarray | None:
+        """Cheapest path from entry port-end ``start`` to exit port-end ``goal`` (Dijkstra,
+        compiled) under given costs: ``step_cost[cell, state]`` to cross a cell in a state,
+        ``end_cost[port_end]`` to use a port-end, each link ``link_cost`` (default
+        :attr:`link_cost`); an infinite
+        cost bars the move. Returns the (entry, exit) port-end of each cell crossed, in order
+        (shape (L, 2)), or None when no finite path exists. Dead cells are never entered.
+        Dijkstra does not see its own path: a path may cross one cell twice."""
+        n = self.mesh.n_cells
+        if step_cost.shape != (n, 2) or end_cost.shape != (4 * n,):
+            raise SettingsError(f"costs must have shapes ({n}, 2) and ({4 * n},)")
+        work = (
+            np.empty(4 * n),
+            np.empty(4 * n, np.int64),
+            np.empty(4 * n, np.int64),
+            np.empty(8 * n + 1),
+            np.empty(8 * n + 1, np.int64),
+        )
+        out = np.empty((4 * n, 2), np.int64)
+        cost = (np.ascontiguousarray(step_cost, float), np.ascontiguousarray(end_cost, float))
+        link = self.link_cost if link_cost is None else float(link_cost)
+        length = _search(start, goal, self.partner, self.dead, *cost, link, work, out)
+        return out[:length].copy() if length >= 0 else None
 
     # ---- all requests ---------------------------------------------------------------------
     def route(
