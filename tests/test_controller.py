@@ -166,7 +166,11 @@ def test_configuration_schedule_and_calibration_survive_a_restart(tmp_path) -> N
     with pytest.raises(SwitchError) as info:
         sw.connect([(0, 1)])
     assert info.value.code == -221 and "calibrated" in info.value.message
+    seen: list[tuple[int, int]] = []
+    c.progress = lambda done, total: seen.append((done, total))
     sw.calibrate()  # and store it
+    mzis = c.fabric.mesh.n_mzis
+    assert seen[-1] == (mzis, mzis) and [d for d, _ in seen] == sorted({d for d, _ in seen})
     sw.connect([(0, 5), (1, 4)])
     sw.load_schedule([([(0, 1)], 1e-3), ([(2, 3), (0, 4)], 2e-3)])
     saved = _state(c)

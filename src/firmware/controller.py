@@ -123,6 +123,8 @@ class Controller:
         self._reset_state()
         self.schedule: list[_Step] = []
         self.last_time_s = 0.0
+        #: Called as ``progress(done, total)`` after each MZI during CAL:RUN (a progress bar).
+        self.progress: Callable[[int, int], None] | None = None
         if store is not None:
             self._restore(store)
 
@@ -486,6 +488,7 @@ class Controller:
             self.driver.n_channels,
             limit,
             chip_id=self.idn.split(",")[1],
+            progress=self.progress,
             iv_group=max(group, 1),
         )
         self._use_calibration(found.calibration, stored=False)
