@@ -491,9 +491,9 @@ class Controller:
             progress=self.progress,
             iv_group=max(group, 1),
         )
-        self._use_calibration(found.calibration, stored=False)
+        self.use_calibration(found.calibration, stored=False)
 
-    def _use_calibration(self, cal: Calibration, stored: bool) -> None:
+    def use_calibration(self, cal: Calibration, stored: bool) -> None:
         """Switch to ``cal``, re-applying the matching with it; unchanged if that fails."""
         previous, self.calibration = self.calibration, cal
         try:
@@ -524,7 +524,7 @@ class Controller:
                 f"stored calibration has {stored.n_heaters} heaters, the chip "
                 f"{self.driver.n_channels}",
             )
-        self._use_calibration(stored, stored=True)
+        self.use_calibration(stored, stored=True)
 
     def q_calibration_status(self) -> str:
         cal = self.calibration

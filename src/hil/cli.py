@@ -7,6 +7,7 @@ programs a Haar-random unitary with and without knowledge of the imperfections.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -23,6 +24,8 @@ EXAMPLES = """examples:
   pswitch demo                 16-port Clements mesh, default imperfections
   pswitch demo --ports 32 --seed 7
   pswitch demo --json          machine-readable results
+  pswitch serve                the emulated bench on loopback; writes bench.json
+  pswitch serve --ports 4 --config /tmp/bench.json
 """
 
 
@@ -143,7 +146,47 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"insertion loss per MZI, dB (default {DEFAULT_LOSS_DB})",
     )
     demo.add_argument("--json", action="store_true", help="print the results as JSON")
+    serve = sub.add_parser(
+        "serve",
+        help="run the emulated bench (lasers, power meters, heater driver, switch)",
+        description=(
+            "Serve every instrument of the emulated bench, all on one emulated chip: SCPI "
+            "instruments and the switch on TCP sockets, the heater driver on a pseudo-"
+            "terminal. Prints the resource map and writes it as a bench configuration "
+            "(pswitch.bench JSON) that hil.bench.Bench and `pswitch calibrate` read. Runs "
+            "until interrupted (Ctrl-C)."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--ports", type=_positive_int, default=8, help="chip ports, 4 or 8")
+    serve.add_argument("--seed", type=int, default=0, help="seed of the emulated chip")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default loopback only; 0.0.0.0 exposes the bench)",
+    )
+    serve.add_argument(
+        "--config", default="bench.json", help="bench configuration to write (bench.json)"
+    )
+    serve.add_argument(
+        "--seconds", type=float, default=None, help="stop after this long (default: never)"
+    )
     return parser
+
+
+def serve(ports: int, seed: int, host: str, config: str, seconds: float | None) -> None:
+    """Run the emulated bench until interrupted (or for ``seconds``)."""
+    from hil.emulator.bench import EmulatedBench
+
+    with EmulatedBench(ports, seed, host) as bench:
+        bench.config().save(config)
+        width = max(map(len, bench.resources))
+        for name, resource in bench.resources.items():
+            print(f"{name:<{width}}  {resource}")
+        print(f"bench configuration written to {config}; Ctrl-C stops", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            time.sleep(1e9 if seconds is None else seconds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps(result, indent=2))
             else:
                 _print_demo(result)
+        elif args.command == "serve":
+            serve(args.ports, args.seed, args.host, args.config, args.seconds)
     except PswitchError as exc:
         print(f"pswitch {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,189 @@
+"""Instrument transport on loopback: what :class:`hil.visa.Session` costs and what it avoids.
+
+A :class:`hil.emulator.server.TcpServer` with a trivial handler (it answers ``0`` to every
+query) runs in a thread of this process; the clients are
+
+- a raw socket with ``TCP_NODELAY``: ``sendall`` the line, ``recv`` to the terminator (the
+  floor);
+- :class:`hil.visa.Session` over pyvisa + pyvisa-py (the resource lock, the check for stale
+  bytes and EOF, ``TCP_NODELAY``; writes through viWrite, replies read from pyvisa-py's socket,
+  see :mod:`hil.visa`);
+- a plain pyvisa-py resource on the same server (``open_resource`` + ``query``), which leaves
+  Nagle's algorithm on: the peer for the write-then-query figure, where the small query
+  segment waits for the ACK of the unanswered write (a delayed ACK, ~40 ms on Linux).
+
+Measured: medians over ``--n`` round trips after a warm-up, the clients taking turns so that
+load from other processes hits them alike. Figures (seconds unless named otherwise):
+``raw_query_s``, ``session_query_s``, ``pyvisa_query_s``, ``query_latency_ratio`` (session
+over raw, target <= 2), ``write_then_query_s`` (a write and a query through Session) and
+``write_then_query_nagle_s`` (the same through the plain pyvisa-py resource), and
+``bench_calibration_s``: a full calibration of an 8-port chip on the emulated bench
+(:class:`hil.emulator.bench.EmulatedBench`) through :class:`hil.bench.Bench`, with how well the
+calibration routes (``bench_calibration_error_db``, ``bench_calibration_isolation_db``).
+
+To add a figure: write a function ``(server, n) -> dict`` of figures, append it to
+:data:`SECTIONS` and describe its keys in :data:`ROWS`.
+
+Run::
+
+    python benchmarks/bench_hil.py          # table
+    python benchmarks/bench_hil.py --json   # one JSON object
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import time
+from collections.abc import Callable
+
+from hil.bench import Bench
+from hil.emulator.bench import EmulatedBench
+from hil.emulator.server import TcpServer
+from hil.visa import Session, resource_manager
+from photonics.selfcal import route_quality
+
+WARMUP = 200
+NAGLE_PAIRS = 20  # each may stall ~40 ms: few are enough to show it
+
+
+class Trivial:
+    """Answers ``0`` to a query line, nothing to a setting."""
+
+    def handle(self, line: str) -> str | None:
+        return "0" if "?" in line else None
+
+
+def _medians(clients: dict[str, Callable[[], object]], n: int) -> dict[str, float]:
+    """Median wall time (s) of each client's call, the clients taking turns."""
+    times: dict[str, list[float]] = {name: [] for name in clients}
+    for i in range(WARMUP + n):
+        for name, call in clients.items():
+            t0 = time.perf_counter()
+            call()
+            if i >= WARMUP:
+                times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def latency_figures(server: TcpServer, n: int) -> dict[str, float]:
+    raw = socket.create_connection((server.host, server.port))
+    raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def raw_query() -> bytes:
+        raw.sendall(b"Q?\n")
+        reply = raw.recv(4096)
+        while not reply.endswith(b"\n"):
+            reply += raw.recv(4096)
+        return reply
+
+    plain = resource_manager().open_resource(
+        server.resource, read_termination="\n", write_termination="\n", timeout=2000
+    )
+    with Session(server.resource) as session:
+        m = _medians(
+            {
+                "raw": raw_query,
+                "session": lambda: session.query("Q?"),
+                "pyvisa": lambda: plain.query("Q?"),
+            },
+            n,
+        )
+    plain.close()  # the resource, never the process's resource manager
+    raw.close()
+    return {
+        "raw_query_s": m["raw"],
+        "session_query_s": m["session"],
+        "pyvisa_query_s": m["pyvisa"],
+        "query_latency_ratio": m["session"] / m["raw"],
+    }
+
+
+def nagle_figures(server: TcpServer, n: int) -> dict[str, float]:
+    plain = resource_manager().open_resource(
+        server.resource, read_termination="\n", write_termination="\n", timeout=2000
+    )
+
+    def plain_pair() -> None:
+        plain.write("SET 1")
+        plain.query("Q?")
+
+    with Session(server.resource) as session:
+
+        def session_pair() -> None:
+            session.write("SET 1")
+            session.query("Q?")
+
+        fast = _medians({"session": session_pair}, n)["session"]
+    pairs = [0.0] * NAGLE_PAIRS
+    for i in range(NAGLE_PAIRS):
+        t0 = time.perf_counter()
+        plain_pair()
+        pairs[i] = time.perf_counter() - t0
+    plain.close()
+    return {"write_then_query_s": fast, "write_then_query_nagle_s": statistics.median(pairs)}
+
+
+def calibration_figures(server: TcpServer, n: int) -> dict[str, float]:
+    """A full bench calibration of an 8-port emulated chip over VISA (the Qontrol on a pty, the
+    laser, fibre switch and power meter on TCP; ring locks included), and how well the file
+    routes: worst routed-power error (dB) and worst isolation (dB) over 20 permutations."""
+    with EmulatedBench(ports=8, seed=0) as emulated, Bench(emulated.config()) as bench:
+        t0 = time.perf_counter()
+        cal = bench.calibrate()
+        seconds = time.perf_counter() - t0
+        error_db, isolation_db = route_quality(emulated.world.chip, cal)
+    return {
+        "bench_calibration_s": seconds,
+        "bench_calibration_error_db": error_db,
+        "bench_calibration_isolation_db": isolation_db,
+    }
+
+
+#: Each section measures some figures against a running server.
+SECTIONS: list[Callable[[TcpServer, int], dict[str, float]]] = [
+    latency_figures,
+    nagle_figures,
+    calibration_figures,
+]
+#: key -> (what it is, unit to print in, target or "")
+ROWS: dict[str, tuple[str, str, str]] = {
+    "raw_query_s": ("raw socket round trip (NODELAY)", "us", ""),
+    "session_query_s": ("Session.query (pyvisa-py)", "us", ""),
+    "pyvisa_query_s": ("plain pyvisa-py query", "us", ""),
+    "query_latency_ratio": ("Session / raw", "x", "<= 2"),
+    "write_then_query_s": ("write + query, Session (NODELAY)", "us", "no ~40 ms stall"),
+    "write_then_query_nagle_s": ("write + query, plain pyvisa-py (Nagle)", "ms", "peer"),
+    "bench_calibration_s": ("8-port bench calibration over VISA", "s", ""),
+    "bench_calibration_error_db": ("  its worst routed-power error", "dB", "< 0.5"),
+    "bench_calibration_isolation_db": ("  its worst isolation", "dB", ">= 25"),
+}
+_SCALE = {"us": 1e6, "ms": 1e3, "x": 1.0, "s": 1.0, "dB": 1.0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--n", type=int, default=2000, help="round trips per median")
+    args = parser.parse_args()
+    figures: dict[str, float] = {}
+    with TcpServer(Trivial(), name="bench") as server:
+        for section in SECTIONS:
+            figures.update(section(server, args.n))
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(
+        f"Instrument transport on loopback, medians of {args.n} (write+query with Nagle: "
+        f"{NAGLE_PAIRS})"
+    )
+    print(f"{'figure':<42} {'value':>10} {'unit':<4} {'target':<16}")
+    for key, value in figures.items():
+        label, unit, target = ROWS.get(key, (key, "x", ""))
+        print(f"{label:<42} {value * _SCALE[unit]:>10.1f} {unit:<4} {target:<16}")
+
+
+if __name__ == "__main__":
+    main()

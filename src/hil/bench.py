@@ -1,0 +1,268 @@
+"""Bench routines: calibrate a chip, verify a matching, measure reconfiguration latency and lock
+a ring, with a laser, an input fibre switch, a multichannel power meter and a heater driver.
+
+A :class:`Bench` is built from a :class:`~hil.bench_config.BenchConfig` of resource strings and
+is the same for the emulated bench (``pswitch serve``) and a real one. The switch firmware runs
+on this host (:class:`~firmware.controller.Controller`) over the heater driver
+(:class:`~hil.instruments.qontrol.Qontrol`, a :class:`~firmware.driver.ChipDriver`), and sees
+light through :class:`BenchDetectors`: the laser into one chip input at a time through the
+fibre switch, every chip output on the power meter. So the routines are the firmware's own
+(``CAL:RUN``, ``ROUT:MATC``, ``RING:LOCK``) with the bench's light.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from firmware.controller import Controller, Rings
+from firmware.driver import DriverError
+from firmware.sdk import InProcessTransport, Switch
+from hil.bench_config import BenchConfig
+from hil.errors import InstrumentError
+from hil.instruments.base import Connection
+from hil.instruments.lasers import TSL570, Laser, Laser8164B
+from hil.instruments.power_meters import N7744A, N7744A_MAX_LOG_POINTS
+from hil.instruments.qontrol import Qontrol
+from hil.instruments.switch import OpticalSwitch
+from photonics.calibration import Calibration, save_calibration
+from photonics.chip import MESHES
+from photonics.errors import SettingsError
+from photonics.matching import Matching
+from photonics.switch import FeedForwardFabric
+
+#: Averaging time of each logged point of a latency measurement, s.
+LATENCY_AVERAGING_S = 1e-4
+
+
+class BenchDetectors:
+    """The chip's outputs as the bench sees them (a :class:`~hil.instruments.base.Detectors`):
+    the laser into each lit input of the field in turn through the fibre switch, every output
+    on the power meter, in mW on the meter per mW the laser emits, scaled to each input's
+    power. One laser cannot make a coherent superposition: the powers of several lit inputs
+    add (incoherent light), which is what a ring lock with every input lit needs."""
+
+    def __init__(self, laser: Laser, selector: OpticalSwitch, meter: N7744A, ports: int) -> None:
+        if meter.n_channels < ports or selector.n_ports < ports:
+            raise SettingsError(
+                f"a {ports}-port chip needs {ports} meter channels and switch outputs; the "
+                f"bench has {meter.n_channels} and {selector.n_ports}"
+            )
+        self.laser, self.selector, self.meter, self.ports = laser, selector, meter, ports
+        self._selected = -1
+        self.emitted_mW = laser.power_mW()
+
+    @property
+    def n_detectors(self) -> int:
+        return self.ports
+
+    def detect(self, input_field: Sequence[complex]) -> np.ndarray:
+        power = np.abs(np.asarray(input_field, dtype=complex)) ** 2
+        if power.shape != (self.ports,):
+            raise DriverError(f"expected {self.ports} input fields, got shape {power.shape}")
+        total = np.zeros(self.ports)
+        lit = np.flatnonzero(power)
+        # the input selected now first: a single-input reading needs no switching
+        for port in sorted(lit, key=lambda p: p != self._selected):
+            if port != self._selected:
+                self.selector.select(int(port))
+                self._selected = int(port)
+            total += self.meter.read_all_mW()[: self.ports] * power[port] / self.emitted_mW
+        return total
+
+
+@dataclass(frozen=True)
+class MatchingCheck:
+    """A matching measured on the bench: ``power_dBm[out, in]`` on the meter with the laser
+    into each lit input, and each circuit's isolation (dB): the power its output receives
+    from its own input over the most it receives from any other lit input."""
+
+    matching: Matching
+    power_dBm: np.ndarray
+    isolation_db: dict[tuple[int, int], float]
+
+    @property
+    def worst_isolation_db(self) -> float:
+        return min(self.isolation_db.values(), default=float("inf"))
+
+
+@dataclass(frozen=True)
+class Latency:
+    """A reconfiguration seen by the power meter: the time from the start of the command to
+    the logged power crossing halfway to its new level, s (an upper bound by one round trip
+    to the meter); the hardware time the switch reported for the whole command (heater writes
+    and re-centring its locked rings), s; how long the
+    command took on the host, s; the logged trace (mW, one point every ``averaging_s``,
+    starting with the command)."""
+
+    latency_s: float
+    reported_s: float
+    command_s: float
+    trace_mW: np.ndarray
+    averaging_s: float
+
+
+class Bench:
+    """A bench opened from ``config`` (``connect(resource)`` opens a session: default
+    :class:`hil.visa.Session`). Close it, or use it as a context manager."""
+
+    def __init__(
+        self, config: BenchConfig, connect: Callable[[str], Connection] | None = None
+    ) -> None:
+        if connect is None:
+            from hil.visa import Session
+
+            def connect(resource: str) -> Connection:
+                return Session(resource, timeout_s=config.timeout_s)
+
+        self.config = config
+        self._conns: list[Connection] = []
+
+        def opened(resource: str) -> Connection:
+            conn = connect(resource)
+            self._conns.append(conn)
+            return conn
+
+        try:
+            self.meter = N7744A(opened(config.power_meter))
+            laser_conn = opened(config.laser)
+            self.laser: Laser = (
+                Laser8164B(laser_conn) if config.laser_model == "8164B" else TSL570(laser_conn)
+            )
+            same = config.input_switch in ("", config.laser)
+            self.selector = OpticalSwitch(laser_conn if same else opened(config.input_switch))
+            self.meter.set_wavelength_nm(config.wavelength_nm)
+            self.laser.set_wavelength_nm(config.wavelength_nm)
+            self.laser.set_power_mW(config.laser_power_mW)
+            self.laser.on()
+            self.detectors = BenchDetectors(self.laser, self.selector, self.meter, config.ports)
+            self.heaters = Qontrol(
+                opened(config.heater_driver),
+                detectors=self.detectors,
+                max_current_mA=config.max_current_mA,
+                power_budget_mW=config.power_budget_mW,
+                channel_write_s=config.channel_write_s,
+                settle_s=config.settle_s,
+            )
+            mesh = MESHES[config.mesh](config.ports)
+            rings = Rings(config.ring_channels, tuple(range(len(config.ring_channels))))
+            self.controller = Controller(
+                self.heaters, FeedForwardFabric(mesh), rings=rings, model=config.chip_id
+            )
+            self.firmware = Switch(InProcessTransport(self.controller))
+            self.switch = Switch.open(config.switch) if config.switch else None
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if getattr(self, "switch", None) is not None:
+            self.switch.close()
+        for conn in self._conns:
+            close = getattr(conn, "close", None)
+            if close is not None:
+                close()
+        self._conns.clear()
+
+    def __enter__(self) -> Bench:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- routines ---------------------------------------------------------------------------
+    def calibrate(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Calibration:
+        """Self-calibrate the chip through the bench (the firmware's ``CAL:RUN``: heater I-V
+        read-back, then each MZI's fringe on the power meter), write it to ``path``
+        atomically when given, and keep it for the other routines. ``progress(done, total)``
+        after each MZI."""
+        self.controller.progress = progress
+        try:
+            self.firmware.calibrate(save=False)
+        finally:
+            self.controller.progress = None
+        cal = self.controller.calibration
+        assert cal is not None  # CAL:RUN raised otherwise
+        if path is not None:
+            save_calibration(cal, path)
+        return cal
+
+    def use_calibration(self, calibration: Calibration) -> None:
+        """Program the chip with ``calibration`` from now on (e.g. one loaded from a file)."""
+        self.controller.use_calibration(calibration, stored=False)
+
+    def verify(self, matching: Matching | Sequence[tuple[int, int]]) -> MatchingCheck:
+        """Apply ``matching`` with the calibration and measure it: the power map with the
+        laser into each lit input, and every circuit's isolation."""
+        self.firmware.connect(matching)
+        m = self.firmware.matching()
+        n = self.config.ports
+        power = np.full((n, n), np.nan)
+        lit = sorted(p for pair in m.pairs for p in pair)
+        laser = np.sqrt(self.detectors.emitted_mW)
+        for i in lit:
+            power[:, i] = self.detectors.detect(laser * np.eye(n)[i])  # mW on the meter
+        isolation = {}
+        for a, b in m.pairs:
+            for src, dst in ((a, b), (b, a)):
+                others = [power[dst, j] for j in lit if j != src]
+                leak = max(max(others, default=0.0), 1e-15)
+                isolation[(src, dst)] = float(10 * np.log10(power[dst, src] / leak))
+        dbm = 10 * np.log10(np.maximum(power, 1e-15))
+        return MatchingCheck(m, dbm, isolation)
+
+    def latency(
+        self,
+        before: Matching | Sequence[tuple[int, int]],
+        after: Matching | Sequence[tuple[int, int]],
+        source: int,
+        averaging_s: float = LATENCY_AVERAGING_S,
+    ) -> Latency:
+        """Reconfigure the switch (``config.switch``, its own firmware and calibration) from
+        ``before`` to ``after`` and watch it on the meter: the laser into ``source``, the meter
+        logging ``source``'s output in ``after`` while the switch applies it. The latency is
+        the command's start to the halfway crossing of the logged power (heater writes,
+        settling and the optics; the meter's averaging is the resolution). The log spans
+        twice the time to write every heater channel, plus 10 ms."""
+        if self.switch is None:
+            raise SettingsError("measuring reconfiguration latency needs a switch resource")
+        time.sleep(self.switch.connect(before))  # until the switch has settled in `before`
+        target = _as_matching(after, self.config.ports).partner(source)
+        if target is None:
+            raise SettingsError(f"port {source} is dark in the matching after")
+        self.detectors.detect(np.eye(self.config.ports)[source])  # the laser into source
+        cfg = self.config
+        window_s = 2 * self.heaters.n_channels * (cfg.channel_write_s + cfg.settle_s) + 0.01
+        points = min(int(np.ceil(window_s / averaging_s)), N7744A_MAX_LOG_POINTS)
+        self.meter.start_log(target, points, averaging_s)
+        logging = time.monotonic()  # the log started one round trip before: latency <= this
+        modeled_s = self.switch.connect(after)
+        command_s = time.monotonic() - logging
+        trace = self.meter.fetch_log(target, points, averaging_s)
+        low, high = float(trace[0]), float(np.median(trace[-points // 10 :]))
+        if not high > 2 * max(low, 1e-12):
+            raise InstrumentError(
+                self.meter.resource,
+                f"the light at output {target} did not rise ({low:.3g} -> {high:.3g} mW): "
+                f"log longer (points x averaging_s) than the reconfiguration",
+            )
+        crossed = int(np.argmax(trace >= (low + high) / 2))
+        return Latency((crossed + 0.5) * averaging_s, modeled_s, command_s, trace, averaging_s)
+
+    def lock_ring(self, ring: int) -> tuple[bool, float]:
+        """Lock output ring ``ring`` on the laser with power-meter feedback (the firmware's
+        ``RING:LOCK``): whether it is locked and its lock error, nm."""
+        self.firmware.lock_ring(ring)
+        return self.firmware.ring_status(ring)
+
+
+def _as_matching(pairs: Matching | Sequence[tuple[int, int]], n: int) -> Matching:
+    return pairs if isinstance(pairs, Matching) else Matching(pairs, n)

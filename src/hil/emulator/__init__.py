@@ -1,0 +1,1 @@
+"""Emulated instruments: servers on loopback that impersonate a bench, backed by one chip."""

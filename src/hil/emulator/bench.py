@@ -1,0 +1,115 @@
+"""The whole emulated bench on loopback: every instrument of a :class:`~hil.bench.Bench` served
+over its real transport, all on one :class:`~hil.emulator.world.BenchWorld`.
+
+- N7744A/N7745A-style power meter (a channel per chip output), 8164B-style mainframe (laser
+  and 1xN fibre switch), TSL-570-style laser, PM100D-style power meter (on chip output 0),
+  and the pswitch controller: each a raw TCP socket (``TCPIP0::127.0.0.1::<port>::SOCKET``);
+- the Qontrol-style heater driver on a pseudo-terminal (``ASRL/dev/pts/<n>::INSTR``).
+
+``pswitch serve`` runs one until interrupted and writes its :meth:`EmulatedBench.config` to a
+file that :class:`~hil.bench.Bench` reads.
+"""
+
+from __future__ import annotations
+
+from hil.bench_config import BenchConfig
+from hil.emulator.instruments import (
+    LaserTSL570,
+    Mainframe8164B,
+    PowerMeterN7744A,
+    PowerMeterPM100D,
+    QontrolQ8iv,
+)
+from hil.emulator.server import Faults, PtyServer, TcpServer
+from hil.emulator.world import BenchWorld
+from photonics.chip import Chip, ChipSpec
+from photonics.errors import SettingsError
+
+#: Chip sizes the emulated bench serves: one meter channel per output (N7744A 4, N7745A 8).
+BENCH_PORTS = (4, 8)
+
+
+class EmulatedBench:
+    """An emulated bench for a ``ports``-port Clements chip with output rings drawn from
+    ``seed``, its TCP instruments on ``host`` (loopback unless told otherwise). Start with
+    :meth:`start` or a ``with`` block; :attr:`servers` maps instrument names to servers."""
+
+    def __init__(
+        self,
+        ports: int = 8,
+        seed: int = 0,
+        host: str = "127.0.0.1",
+        faults: Faults | None = None,
+    ) -> None:
+        if ports not in BENCH_PORTS:
+            raise SettingsError(
+                f"the emulated bench serves {' or '.join(map(str, BENCH_PORTS))}-port chips "
+                f"(one N7744A/N7745A channel per output), got {ports}"
+            )
+        self.world = BenchWorld(Chip(ChipSpec(n_ports=ports, seed=seed, output_rings=True)))
+        w = self.world
+        tcp = {
+            "power_meter": PowerMeterN7744A(w, channels=ports),
+            "laser": Mainframe8164B(w),
+            "tsl570": LaserTSL570(w),
+            "pm100d": PowerMeterPM100D(w, port=0),
+            "switch": _Firmware(w),
+        }
+        self.servers: dict[str, TcpServer | PtyServer] = {
+            name: TcpServer(handler, host=host, faults=faults or Faults(), name=name)
+            for name, handler in tcp.items()
+        }
+        self.servers["heater_driver"] = PtyServer(QontrolQ8iv(w), name="heater_driver")
+
+    def start(self) -> EmulatedBench:
+        for server in self.servers.values():
+            server.start()
+        return self
+
+    def stop(self) -> None:
+        for server in self.servers.values():
+            server.stop()
+
+    def __enter__(self) -> EmulatedBench:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def resources(self) -> dict[str, str]:
+        """Each instrument's resource string (after :meth:`start`)."""
+        return {name: server.resource for name, server in self.servers.items()}
+
+    def config(self) -> BenchConfig:
+        """The bench configuration of this emulated bench (after :meth:`start`)."""
+        chip, driver = self.world.chip, self.world.driver
+        r = self.resources
+        n = chip.n_ports
+        first = 2 * chip.mesh.n_mzis + n
+        return BenchConfig(
+            heater_driver=r["heater_driver"],
+            power_meter=r["power_meter"],
+            laser=r["laser"],
+            switch=r["switch"],
+            ports=n,
+            mesh=chip.spec.mesh,
+            chip_id=f"EMU-{chip.spec.mesh.upper()}-{n}",
+            ring_channels=tuple(range(first, first + n)),
+            max_current_mA=chip.spec.max_current_mA,
+            power_budget_mW=float(chip.heaters.power_budget_mW),
+            channel_write_s=driver.channel_write_s,
+        )
+
+
+class _Firmware:
+    """The world's switch controller as a line handler. A line with a query always gets a
+    reply line (empty when its command failed), so a client reads the error queue at once
+    instead of waiting for its timeout."""
+
+    def __init__(self, world: BenchWorld) -> None:
+        self.world = world
+
+    def handle(self, line: str) -> str | None:
+        reply = self.world.controller.handle(line)
+        return "" if reply is None and "?" in line else reply

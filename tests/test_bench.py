@@ -1,0 +1,111 @@
+"""Bench routines through real pyvisa + pyvisa-py over real TCP sockets and a real pseudo-terminal,
+against the emulated bench."""
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hil.bench import Bench
+from hil.bench_config import BenchConfig
+from hil.emulator.bench import EmulatedBench
+from photonics.calibration import load_calibration, same_calibration
+from photonics.errors import SettingsError
+from photonics.selfcal import route_quality
+
+PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))
+
+
+def test_a_bench_config_round_trips_and_bad_files_are_refused(tmp_path) -> None:
+    cfg = BenchConfig("ASRL/dev/pts/3::INSTR", "TCPIP0::h::1::SOCKET", "TCPIP0::h::2::SOCKET")
+    path = tmp_path / "bench.json"
+    cfg.save(path)
+    assert BenchConfig.load(path) == cfg
+    doc = json.loads(path.read_text())
+    for change, why in (
+        ({"version": 2}, "upgrade"),
+        ({"schema": "other"}, "not a pswitch bench"),
+        ({"lasr": "x"}, "unknown"),
+        ({"ports": 1}, "ports"),
+        ({"laser_model": "X"}, "laser_model"),
+        ({"settle_s": -1}, "settle_s"),
+    ):
+        path.write_text(json.dumps(doc | change))
+        with pytest.raises(SettingsError, match=why):
+            BenchConfig.load(path)
+    path.write_text(path.read_text()[:40])  # truncated
+    with pytest.raises(SettingsError, match="cannot read"):
+        BenchConfig.load(path)
+
+
+def test_a_full_bench_calibration_over_visa_routes_within_tolerance(tmp_path) -> None:
+    """8-port chip: I-V, every MZI fringe and every ring lock through the Qontrol on a pty and
+    the laser, fibre switch and power meter on TCP; the calibration file routes random
+    permutations within 0.5 dB of the loss-only power with isolation >= 25 dB."""
+    with EmulatedBench(ports=8, seed=0) as emulated, Bench(emulated.config()) as bench:
+        seen: list[int] = []
+        cal = bench.calibrate(tmp_path / "cal.json", progress=lambda done, total: seen.append(done))
+        assert seen[-1] == 28
+        assert same_calibration(load_calibration(tmp_path / "cal.json"), cal)
+        error_db, isolation_db = route_quality(emulated.world.chip, cal)
+        assert error_db < 0.5 and isolation_db >= 25
+        # and the bench sees it: each circuit's light at its partner, isolated
+        check = bench.verify([(0, 5), (1, 2), (3, 7), (4, 6)])
+        assert check.worst_isolation_db >= 25
+        for (src, dst), _ in check.isolation_db.items():
+            assert check.power_dBm[dst, src] > -10  # 2 facets + a few cells from 0 dBm
+        locked, error_nm = bench.lock_ring(3)
+        assert locked and error_nm < 0.02
+
+
+def test_the_meter_sees_a_reconfiguration_after_the_switch_writes_its_heaters() -> None:
+    with EmulatedBench(ports=4, seed=1) as emulated, Bench(emulated.config()) as bench:
+        for ring in range(4):
+            bench.switch.lock_ring(ring)
+        lat = bench.latency([(0, 1), (2, 3)], [(0, 3), (1, 2)], source=0)
+        # the light arrives once the heater writes have taken effect, within the command's
+        # reported hardware time (which also re-centres the rings), never before a write
+        assert 0 < lat.latency_s <= lat.reported_s + 2 * lat.averaging_s
+        channel_write_s = emulated.config().channel_write_s
+        assert lat.latency_s >= channel_write_s
+        assert lat.trace_mW[0] < 0.01 * lat.trace_mW[-1]
+
+
+def test_pswitch_serve_runs_the_bench_in_another_process(tmp_path) -> None:
+    assert PSWITCH is not None
+    config = tmp_path / "bench.json"
+    proc = subprocess.Popen(
+        [PSWITCH, "serve", "--ports", "4", "--seed", "2", "--config", str(config)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not config.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.05)
+        cfg = BenchConfig.load(config)
+        assert cfg.ports == 4 and "127.0.0.1" in cfg.power_meter
+        with Bench(cfg) as bench:
+            assert bench.switch is not None and bench.switch.idn().startswith("PSWITCH,")
+            bench.switch.connect([(0, 2)])
+            light = bench.detectors.detect(np.eye(4)[1])  # input 1 is dark in the switch
+            assert light.shape == (4,) and np.all(np.isfinite(light))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "heater_driver" in proc.stdout.read()
+
+
+def test_pswitch_serve_refuses_a_size_it_cannot_serve() -> None:
+    assert PSWITCH is not None
+    done = subprocess.run(
+        [PSWITCH, "serve", "--ports", "6", "--seconds", "0"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "4 or 8-port" in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,196 @@
+"""The emulated bench: light, heaters in time, lasers, the fibre switch, and the controller on the
+shared driver."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from firmware.driver import DEFAULT_CHANNEL_WRITE_S
+from hil.emulator.world import FACET_LOSS_DB, BenchWorld, ManualClock
+from photonics.errors import LimitError, PortError, SettingsError
+from photonics.thermal import settling_time_s
+
+SEED = 3
+
+
+@pytest.fixture(scope="module")
+def chip():
+    return BenchWorld(seed=SEED).chip  # built once: same seed, same chip
+
+
+@pytest.fixture
+def world(chip) -> BenchWorld:
+    world = BenchWorld(chip, seed=SEED, clock=ManualClock(10.0))
+    world.add_laser("tls")
+    world.set_laser("tls", on=True, wavelength_nm=1550.0, power_mW=1.0)
+    return world
+
+
+def expected_mW(world: BenchWorld, currents: np.ndarray) -> np.ndarray:
+    """What the meters should read without noise: chip at the laser, both facets' loss."""
+    t = 10 ** (-FACET_LOSS_DB / 10)
+    laser = world.source()
+    field = np.zeros(world.n_ports, complex)
+    field[world.selected_input] = np.sqrt(laser.power_mW * t)
+    return world.chip.detect(currents, field, wavelength_nm=laser.wavelength_nm) * t
+
+
+def noise(world: BenchWorld) -> float:
+    return world.chip.spec.noise_floor_mW
+
+
+def test_dark_bench_reads_the_noise_floor(world: BenchWorld) -> None:
+    lit = world.output_power_mW()
+    assert lit.max() > 1e3 * noise(world)  # light on: far above the floor
+    world.set_laser("tls", on=False)
+    dark = world.output_power_mW(np.full(4000, world.clock()))
+    assert dark.shape == (4000, world.n_ports)
+    assert abs(dark.mean()) < 5 * noise(world) / np.sqrt(dark.size)
+    assert dark.std() == pytest.approx(noise(world), rel=0.05)
+    assert world.source() is None
+
+
+def test_readings_match_the_chip_through_both_facets(world: BenchWorld) -> None:
+    seen = world.output_power_mW()
+    assert np.allclose(seen, expected_mW(world, np.zeros(world.chip.n_heaters)), atol=6e-6)
+
+
+def test_a_heater_write_acts_only_after_its_modeled_time(world: BenchWorld) -> None:
+    clock = world.clock
+    before = world.output_power_mW()
+    seconds = world.driver.write([0, 1], [6.0, 3.0])  # MZI 0 sits on input 0
+    tau = np.broadcast_to(world.chip.heaters.tau_s, (world.chip.n_heaters,))
+    assert seconds == pytest.approx(2 * DEFAULT_CHANNEL_WRITE_S + settling_time_s(tau[:2]))
+    assert world.settled_at == pytest.approx(clock() + seconds)
+    new = world.driver.currents()
+    assert np.allclose(world.output_power_mW(), before, atol=6e-6)  # not yet
+    clock.advance(0.99 * seconds)
+    assert np.allclose(world.output_power_mW(), before, atol=6e-6)
+    assert world.applied_currents()[0] == 0.0
+    clock.advance(0.02 * seconds)
+    after = world.output_power_mW()
+    assert np.allclose(after, expected_mW(world, new), atol=6e-6)
+    assert np.abs(after - before).max() > 1e-3  # the write really moved the light
+
+
+def test_writes_act_in_order_each_after_the_previous(world: BenchWorld) -> None:
+    t0 = world.clock()
+    first = world.driver.write([0], [6.0])
+    second = world.driver.write([0, 2], [2.0, 5.0])
+    assert world.settled_at == pytest.approx(t0 + first + second)
+    assert world.applied_currents(t0 + first + 0.5 * second)[[0, 2]].tolist() == [6.0, 0.0]
+    assert world.applied_currents(world.settled_at)[[0, 2]].tolist() == [2.0, 5.0]
+    # readings at past times see the heaters then
+    times = [t0, t0 + first + 0.5 * second, world.settled_at]
+    seen = world.output_power_mW(times)
+    states = [world.applied_currents(t) for t in times]
+    assert np.allclose(seen, [expected_mW(world, s) for s in states], atol=6e-6)
+
+
+def test_the_fibre_switch_lights_another_input(world: BenchWorld) -> None:
+    at_0 = world.output_power_mW()
+    world.select_input(5)
+    assert world.selected_input == 5
+    at_5 = world.output_power_mW()
+    assert np.allclose(at_5, expected_mW(world, np.zeros(world.chip.n_heaters)), atol=6e-6)
+    assert np.abs(at_5 - at_0).max() > 1e-3
+    with pytest.raises(PortError):
+        world.select_input(world.n_ports)
+    assert world.selected_input == 5
+
+
+def test_tuning_the_laser_across_a_ring_resonance(world: BenchWorld) -> None:
+    zero = np.zeros(world.chip.n_heaters)
+    port = int(np.argmax(world.output_power_mW()))
+    shift = world.chip.ring_shift_nm(zero)[port]
+    ring = world.chip.spec.ring
+    grid = np.linspace(1549.0, 1551.0, 401)
+    powers = []
+    for wl in grid:
+        world.set_laser("tls", wavelength_nm=wl)
+        powers.append(world.output_power_mW()[port])
+    powers = np.array(powers)
+    assert powers.max() > 20 * max(powers.min(), noise(world))
+    peak = grid[np.argmax(powers)]
+    assert peak == pytest.approx(grid[np.argmax(ring.drop_power(grid, shift))], abs=0.011)
+    # the ring's own heater moves the resonance: the peak power drops
+    world.set_laser("tls", wavelength_nm=peak)
+    ring_heater = world.chip.n_heaters - world.n_ports + port
+    world.driver.write([ring_heater], [4.0])
+    world.clock.now_s = world.settled_at
+    assert world.output_power_mW()[port] < 0.5 * powers.max()
+
+
+def test_the_laser_switched_on_last_feeds_the_chip(world: BenchWorld) -> None:
+    world.add_laser("other")
+    world.set_laser("other", wavelength_nm=1560.0, power_mW=2.0)
+    assert world.source().wavelength_nm == 1550.0  # "other" is off
+    world.set_laser("other", on=True)
+    assert world.source().power_mW == 2.0 and world.wavelength_nm == 1560.0
+    world.set_laser("other", on=False)
+    assert world.source().wavelength_nm == 1550.0
+    world.add_laser("tls")  # already there: kept as it is
+    assert world.laser("tls").on
+    with pytest.raises(SettingsError):
+        world.set_laser("tls", wavelength_nm=500.0)
+    with pytest.raises(SettingsError):
+        world.set_laser("tls", power_mW=-1.0)
+    with pytest.raises(SettingsError):
+        world.laser("missing")
+    assert world.laser("tls").wavelength_nm == 1550.0
+
+
+def test_controller_and_direct_writes_reach_the_same_heaters(world: BenchWorld) -> None:
+    controller = world.controller
+    before = world.output_power_mW()
+    assert controller.handle("HEAT:CURR 0,6mA") is None
+    assert controller.handle("SYST:ERR?") == '0,"No error"'
+    assert world.driver.currents()[0] == 6.0
+    assert np.allclose(world.output_power_mW(), before, atol=6e-6)  # not settled yet
+    world.clock.now_s = world.settled_at
+    moved = world.output_power_mW()
+    assert np.abs(moved - before).max() > 1e-3
+    world.driver.write([0], [0.0])  # a direct write, seen by the controller too
+    world.clock.now_s = world.settled_at
+    assert controller.handle("HEAT:CURR? 0") == "0"
+    assert np.allclose(world.output_power_mW(), before, atol=6e-6)
+
+
+def test_a_matching_set_by_the_controller_lights_the_partner_port(world: BenchWorld) -> None:
+    controller = world.controller
+    assert controller.handle("ROUT:MATC 0,5,1,4;RING:LOCK 5;SYST:ERR?") == '0,"No error"'
+    world.clock.now_s = world.settled_at
+    seen = world.output_power_mW()
+    assert int(np.argmax(seen)) == 5
+    assert seen[5] > 100 * np.delete(seen, 5).max()
+
+
+def test_a_refused_write_leaves_the_bench_as_it_was(world: BenchWorld) -> None:
+    world.driver.write([3], [2.0])
+    settled = world.settled_at
+    with pytest.raises(LimitError):
+        world.driver.write([3, 4], [2.5, 11.0])
+    assert world.settled_at == settled
+    assert world.driver.currents()[[3, 4]].tolist() == [2.0, 0.0]
+
+
+def test_threads_share_the_world_safely(world: BenchWorld) -> None:
+    errors: list[BaseException] = []
+
+    def writer(channel: int) -> None:
+        try:
+            for k in range(100):
+                world.driver.write([channel], [float(k % 7)])
+                world.output_power_mW()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(c,)) for c in (0, 5, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert world.driver.currents()[[0, 5, 9]].tolist() == [99 % 7] * 3
+    assert np.array_equal(world.applied_currents(world.settled_at), world.driver.currents())
