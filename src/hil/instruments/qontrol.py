@@ -245,7 +245,10 @@ class Qontrol:
             done_s.append(time.monotonic())
         if done_s:  # the hardware takes channel_write_s per channel, in order, then settles
             step = self.channel_write_s + self.settle_s
-            until = max(done_s[0] + todo.size * step, done_s[-1] + step) + _WAIT_MARGIN_S
+            # channel k settles at the latest (n - k) steps after its acknowledgement: a late
+            # acknowledgement (a loaded host) delays every channel after it
+            left = todo.size - np.arange(todo.size)
+            until = float(np.max(np.asarray(done_s) + left * step)) + _WAIT_MARGIN_S
             time.sleep(max(until - time.monotonic(), 0.0))
         return self._spent(start)
 
