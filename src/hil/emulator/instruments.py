@@ -139,6 +139,7 @@ class ScpiInstrument:
         self.errors = ErrorQueue()
         entries = [*self._common(), *self.commands()]
         self._table = [(spec, entry) for entry in entries for spec in entry.specs()]
+        self._matching: dict[tuple[str, ...], list[tuple[Spec, Entry]]] = {}  # by header words
         self.reset()
 
     def commands(self) -> list[Entry]:
@@ -189,7 +190,12 @@ class ScpiInstrument:
             m = _WORD.match(word)
             words.append(m.group(1) if m else word)
             numbers.append(int(m.group(2)) if m and m.group(2) else None)
-        found = [(s, e) for s, e in self._table if s.matches(words)]
+        key = tuple(w.upper() for w in words)
+        found = self._matching.get(key)
+        if found is None:  # a meter is read channel by channel: match each header once
+            found = [(s, e) for s, e in self._table if s.matches(words)]
+            if found:  # known headers only: unknown ones must not grow the cache
+                self._matching[key] = found
         if not found:
             raise ScpiError(-113, head)
         usable = [(s, e) for s, e in found if (s.queryable if query else s.settable)]

@@ -163,7 +163,9 @@ class BenchWorld:
         self._noise = np.random.default_rng([seed, 1])
         self.driver = BenchDriver(self, self.chip, np.random.default_rng(seed))
         self._history: list[tuple[float, np.ndarray]] = [(-np.inf, self.driver.currents())]
-        self._last: tuple[object, np.ndarray] = ((), np.zeros(0))  # the last noise-free reading
+        # the last heater state's noise-free readings for every input: a meter is read channel
+        # by channel and a bench switches inputs between readings
+        self._last: tuple[object, np.ndarray] = ((), np.zeros(0))
         self.controller = self._controller()
 
     def _controller(self) -> Controller:
@@ -289,26 +291,23 @@ class BenchWorld:
             index = self._index(np.atleast_1d(times))
             power = np.zeros((index.size, self.n_ports))
             source = self.source()
-            key = (
-                tuple(self._history[i][0] for i in index),
-                source,
-                self._selected,
-                self.driver.delta_T_K,
-            )
-            if key == self._last[0]:  # a meter reads channel by channel: solve the chip once
-                power = self._last[1]
-            elif source is not None and source.power_mW > 0:
-                field = np.zeros(self.n_ports, complex)
-                field[self._selected] = np.sqrt(source.power_mW * self.facet_transmission)
-                states, back = np.unique(index, return_inverse=True)
-                currents = np.array([self._history[i][1] for i in states])
-                seen = self.chip.detect(
-                    currents,
-                    np.broadcast_to(field, (states.size, self.n_ports)),
-                    delta_T_K=self.driver.delta_T_K,
-                    wavelength_nm=source.wavelength_nm,
-                )
-                power = seen[back] * self.facet_transmission
-            self._last = (key, power)
+            key = (tuple(self._history[i][0] for i in index), source, self.driver.delta_T_K)
+            if source is not None and source.power_mW > 0:
+                if key != self._last[0]:  # solve the chip once per state, for every input
+                    states, back = np.unique(index, return_inverse=True)
+                    amplitude = np.sqrt(source.power_mW * self.facet_transmission)
+                    seen = np.array(
+                        [
+                            self.chip.detect(
+                                self._history[i][1],
+                                amplitude * np.eye(self.n_ports),  # one row per input
+                                delta_T_K=self.driver.delta_T_K,
+                                wavelength_nm=source.wavelength_nm,
+                            )
+                            for i in states
+                        ]
+                    )  # [state, input, output]
+                    self._last = (key, seen[back] * self.facet_transmission)
+                power = self._last[1][:, self._selected]
             power = power + self._noise.normal(0.0, self.chip.spec.noise_floor_mW, power.shape)
             return power if times.ndim else power[0]
