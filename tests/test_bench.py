@@ -109,3 +109,36 @@ def test_pswitch_serve_refuses_a_size_it_cannot_serve() -> None:
     )
     assert done.returncode == 2
     assert "4 or 8-port" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "bad", "state"),
+    [
+        ("power_meter", ":SENS1:POW:WAV 99NM", ":SENS1:POW:WAV?"),
+        ("laser", ":SOUR0:POW:STAT maybe", ":SOUR0:POW:STAT?"),
+        ("tsl570", ":WAV 9000", ":WAV?"),
+        ("pm100d", "SENS:CORR:WAV -5", "SENS:CORR:WAV?"),
+        ("switch", "ROUT:MATC 0,1,1,2", "ROUT:MATC?"),
+    ],
+)
+def test_a_bad_command_over_the_wire_queues_an_error_and_changes_nothing(
+    name: str, bad: str, state: str
+) -> None:
+    from hil.visa import Session
+
+    with EmulatedBench(ports=4) as emulated, Session(emulated.resources[name]) as s:
+        before = s.query(state)
+        s.write(bad)
+        code = int(s.query("SYST:ERR?").split(",")[0])
+        assert code < 0 and s.query(state) == before
+        assert s.query("SYST:ERR?").startswith("0,")
+
+
+def test_a_bad_heater_line_over_the_pty_is_refused_and_changes_no_current() -> None:
+    from hil.visa import Session
+
+    with EmulatedBench(ports=4) as emulated, Session(emulated.resources["heater_driver"]) as s:
+        before = s.query("IALL?")
+        assert s.query("I2=999").startswith("E")
+        assert s.query("I99=1").startswith("E")
+        assert s.query("IALL?") == before
