@@ -52,6 +52,8 @@ def test_measure_reads_each_row_and_restores_the_applied_currents() -> None:
     field = np.eye(4)[2]
     seen = driver.measure(rows, field)
     assert np.allclose(seen, [CHIP.detect(r, field) for r in rows])
+    assert np.array_equal(driver.measure(rows, field, [3, 1]), seen[:, [3, 1]])  # a subset
+    assert np.array_equal(driver.detect(field, [2]), driver.detect(field)[[2]])
     assert driver.currents()[[0, 1]].tolist() == [3.0, 0.0]
     # four changes of state (to row 0, 1, 2 and back), each written and settled, and 3 reads
     assert driver.elapsed_s > 4 * DEFAULT_CHANNEL_WRITE_S + 3 * DEFAULT_READ_S

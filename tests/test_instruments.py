@@ -609,12 +609,12 @@ class BenchDetectors:
         self.laser, self.switch, self.meter = laser, switch, meter
         self.n_detectors = meter.n_channels
 
-    def detect(self, input_field) -> np.ndarray:
+    def detect(self, input_field, outputs=None) -> np.ndarray:
         field = np.abs(np.asarray(input_field, dtype=complex)) ** 2
         k = int(np.argmax(field))
         self.switch.select(k)
         scale = field[k] / (self.laser.power_mW() * T_FACET**2)
-        return self.meter.read_all_mW() * scale
+        return self.meter.read_all_mW(outputs) * scale
 
 
 def test_the_firmware_runs_on_the_host_over_a_qontrol(chip) -> None:

@@ -566,7 +566,7 @@ class Controller:
         ps = np.clip(center, step, top - step) + np.array([-step, 0.0, step])
         rows = np.repeat(self.driver.currents()[None], 3, axis=0)
         rows[:, channel] = self._heater_power(channel, ps, inverse=True)
-        seen = self.driver.measure(rows, self._ring_light(detector))[:, detector]
+        seen = self.driver.measure(rows, self._ring_light(detector), [detector])[:, 0]
         a, b, c = np.polyfit(ps, 1 / np.maximum(seen, 1e-12), 2)
         if a <= 0 or c - b * b / (4 * a) <= 0:
             return None
@@ -596,7 +596,7 @@ class Controller:
         rows = np.repeat(held[None], powers.size, axis=0)
         rows[:, channel] = self._heater_power(channel, powers, inverse=True)
         ok = self.driver.power_mW(rows) <= self.power_budget_mW
-        seen = self.driver.measure(rows[ok], self._ring_light(detector))[:, detector]
+        seen = self.driver.measure(rows[ok], self._ring_light(detector), [detector])[:, 0]
         if seen.size == 0 or np.ptp(seen) <= 0:
             raise ScpiError(-240, f"ring {ring}: no resonance seen on detector {detector}")
         x = float(powers[ok][int(np.argmax(seen))])

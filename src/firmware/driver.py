@@ -60,13 +60,22 @@ class ChipDriver(Protocol):
         """The currents now applied, mA (one per channel)."""
         ...
 
-    def detect(self, input_field: Sequence[complex]) -> np.ndarray:
-        """Output powers, mW, for input fields in sqrt(mW)."""
+    def detect(
+        self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """Output powers, mW, for input fields in sqrt(mW): every detector, or only
+        ``outputs`` (in that order; a bench reads fewer channels faster)."""
         ...
 
-    def measure(self, rows_mA: np.ndarray, input_field: Sequence[complex]) -> np.ndarray:
+    def measure(
+        self,
+        rows_mA: np.ndarray,
+        input_field: Sequence[complex],
+        outputs: Sequence[int] | None = None,
+    ) -> np.ndarray:
         """Apply each row of currents ``(B, channels)`` in turn and read the detectors
-        ``(B, detectors)``; the currents applied before are restored afterwards."""
+        ``(B, detectors)`` (or only ``outputs``: ``(B, len(outputs))``); the currents applied
+        before are restored afterwards."""
         ...
 
     def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
@@ -181,11 +190,19 @@ class EmulatedDriver:
     def currents(self) -> np.ndarray:
         return self._current.copy()
 
-    def detect(self, input_field: Sequence[complex]) -> np.ndarray:
+    def detect(
+        self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
         self.elapsed_s += self.read_s
-        return self.chip.detect(self._current, input_field, self.rng, self.delta_T_K)
+        seen = self.chip.detect(self._current, input_field, self.rng, self.delta_T_K)
+        return seen if outputs is None else seen[..., list(outputs)]
 
-    def measure(self, rows_mA: np.ndarray, input_field: Sequence[complex]) -> np.ndarray:
+    def measure(
+        self,
+        rows_mA: np.ndarray,
+        input_field: Sequence[complex],
+        outputs: Sequence[int] | None = None,
+    ) -> np.ndarray:
         rows = np.asarray(rows_mA, dtype=float)
         if rows.ndim != 2 or rows.shape[1] != self.n_channels:
             raise ShapeError(f"expected rows of {self.n_channels} currents, got {rows.shape}")
@@ -196,7 +213,7 @@ class EmulatedDriver:
         for old, new in itertools.pairwise(path):
             self.elapsed_s += self._time(old, new, int(np.count_nonzero(new != old)))
         self.elapsed_s += len(rows) * self.read_s
-        return seen
+        return seen if outputs is None else seen[:, list(outputs)]
 
     def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
         return self.chip.heater_voltage(rows_mA)

@@ -60,18 +60,21 @@ class BenchDetectors:
     def n_detectors(self) -> int:
         return self.ports
 
-    def detect(self, input_field: Sequence[complex]) -> np.ndarray:
+    def detect(
+        self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
         power = np.abs(np.asarray(input_field, dtype=complex)) ** 2
         if power.shape != (self.ports,):
             raise DriverError(f"expected {self.ports} input fields, got shape {power.shape}")
-        total = np.zeros(self.ports)
+        chosen = list(range(self.ports) if outputs is None else outputs)
+        total = np.zeros(len(chosen))
         lit = np.flatnonzero(power)
         # the input selected now first: a single-input reading needs no switching
         for port in sorted(lit, key=lambda p: p != self._selected):
             if port != self._selected:
                 self.selector.select(int(port))
                 self._selected = int(port)
-            total += self.meter.read_all_mW()[: self.ports] * power[port] / self.emitted_mW
+            total += self.meter.read_all_mW(chosen) * power[port] / self.emitted_mW
         return total
 
 

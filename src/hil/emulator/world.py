@@ -127,13 +127,20 @@ class BenchDriver(EmulatedDriver):
         with self._world.lock:
             return super().currents()
 
-    def detect(self, input_field: Sequence[complex]) -> np.ndarray:
+    def detect(
+        self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
         with self._world.lock:
-            return super().detect(input_field)
+            return super().detect(input_field, outputs)
 
-    def measure(self, rows_mA: np.ndarray, input_field: Sequence[complex]) -> np.ndarray:
+    def measure(
+        self,
+        rows_mA: np.ndarray,
+        input_field: Sequence[complex],
+        outputs: Sequence[int] | None = None,
+    ) -> np.ndarray:
         with self._world.lock:
-            return super().measure(rows_mA, input_field)
+            return super().measure(rows_mA, input_field, outputs)
 
 
 class BenchWorld:

@@ -50,8 +50,11 @@ class Detectors(Protocol):
     @property
     def n_detectors(self) -> int: ...
 
-    def detect(self, input_field: Sequence[complex]) -> np.ndarray:
-        """Power on every chip output, mW, for input fields in sqrt(mW) on the chip."""
+    def detect(
+        self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """Power on every chip output (or only ``outputs``), mW, for input fields in
+        sqrt(mW) on the chip."""
         ...
 
 

@@ -7,6 +7,7 @@ Channels are 0-based here; on the wire the N7744A's channel ``c`` is slot ``c + 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -59,9 +60,11 @@ class N7744A(ScpiDriver):
         """A new reading of one channel, mW."""
         return 1e3 * float(self._query(f":READ{self._channel(channel)}:CHAN1:POW?"))
 
-    def read_all_mW(self) -> np.ndarray:
-        """A new reading of every channel (one compound query), mW."""
-        line = ";".join(f":READ{c + 1}:CHAN1:POW?" for c in range(self.n_channels))
+    def read_all_mW(self, channels: Sequence[int] | None = None) -> np.ndarray:
+        """A new reading of every channel, or of ``channels`` in that order (one compound
+        query), mW."""
+        chosen = range(self.n_channels) if channels is None else channels
+        line = ";".join(f":READ{self._channel(c)}:CHAN1:POW?" for c in chosen)
         return 1e3 * np.array([float(x) for x in self._query(line).split(";")])
 
     def log_mW(

@@ -257,12 +257,14 @@ class Qontrol:
         self.elapsed_s += seconds
         return seconds
 
-    def detect(self, input_field: Sequence[complex]) -> np.ndarray:
+    def detect(
+        self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
         if self.detectors is None:
             raise DriverError(f"{self.resource}: no detectors attached to this heater driver")
         start = time.monotonic()
         try:
-            return np.asarray(self.detectors.detect(input_field), dtype=float)
+            return np.asarray(self.detectors.detect(input_field, outputs), dtype=float)
         finally:
             self._spent(start)
 
@@ -284,8 +286,13 @@ class Qontrol:
             self.write(everything, held)
         return np.array(out).reshape(len(rows), -1)
 
-    def measure(self, rows_mA: np.ndarray, input_field: Sequence[complex]) -> np.ndarray:
-        return self._each_row(rows_mA, lambda: self.detect(input_field))
+    def measure(
+        self,
+        rows_mA: np.ndarray,
+        input_field: Sequence[complex],
+        outputs: Sequence[int] | None = None,
+    ) -> np.ndarray:
+        return self._each_row(rows_mA, lambda: self.detect(input_field, outputs))
 
     def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
         return self._each_row(rows_mA, self.voltages)
