@@ -16,7 +16,17 @@ What it measures (``photonics.routing``), each side by side with a plain baselin
    spread, worst isolation);
 4. dead-cell tolerance: for k = 1, 2, 4, 8 random dead cells (never an endpoint's cell nor a
    cell of its forced entry), ``--dead-sets`` dead-cell sets x ``--dead-matchings``
-   random 32-port matchings (the same matchings for every k); the fraction still routable.
+   random 32-port matchings (the same matchings for every k); the fraction still routable;
+5. port isolation before and after isolation-aware routing: the 720 permutations of the 6x6
+   switch and the 32-port matchings of item 1, each verified by the scattering solve (1550 nm;
+   a matching in both directions) on ``--chips`` sampled chips (seeds 0, 1, ...) of two
+   kinds: ``MZIImperfections.sample`` (Gaussian couplers, sigma 0.009: cell extinction with a
+   median of 37.5 dB and 9 % of the cells below 32 dB) and ``MZIImperfections.sample_extinction``
+   (cells spread over the published 32-44 dB, median 35 dB: design.md section 4), both at
+   0.5 dB per cell. Three routers: plain (``isolation_target_db=None``), isolation-aware
+   knowing only the typical 35 dB, and isolation-aware knowing each cell's extinction (as a
+   calibration measures it). Reported: the fraction of configurations with worst port
+   isolation >= 25 dB, its median and worst, and the routing time.
 
 Every configuration claimed routed (ours or the baseline's) is checked independently by tracing
 light with :func:`~photonics.waveguide_mesh.trace` through the cell states: it must leave at the
@@ -34,12 +44,13 @@ building the routers).
 flow over port-ends with one state per cell; scipy's HiGHS MILP) to tell instances that no
 router can route from the router's misses.
 
-Run (on 2 CPUs the default run takes about 2 min, most of it the baseline; the dead cells run
+Run (on 2 CPUs the default run takes under a minute; the dead cells run
 in ``--jobs`` worker processes)::
 
     python benchmarks/bench_router.py                                    # tables on stdout
     python benchmarks/bench_router.py --json                             # one JSON object
     python benchmarks/bench_router.py --dead-sets 20 --dead-matchings 5  # the issue's table
+    python benchmarks/bench_router.py --chips 4                          # isolation, 4 chips
     python benchmarks/bench_router.py --quick                            # smoke run (1 min)
 
 Progress goes to stderr. Needs networkx.
@@ -63,7 +74,7 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from photonics.matching import Matching, Permutation
-from photonics.mzi import MZIImperfections
+from photonics.mzi import MZIImperfections, extinction_ratio_db
 from photonics.routing import (
     DEFAULT_CELL_LOSS_DB,
     Router,
@@ -412,6 +423,63 @@ def bench_6x6(tries: int, stride: int) -> dict[str, Any]:
     }
 
 
+#: Chip models of the isolation workload: name -> sampler (n_cells, rng) of imperfections.
+CHIPS = {
+    "gaussian_sigma_0.009": lambda n, rng: MZIImperfections.sample(n, rng, loss_db=0.5),
+    "published_32_44_db": lambda n, rng: MZIImperfections.sample_extinction(n, rng, loss_db=0.5),
+}
+#: Routers of the isolation workload: name -> (isolation-aware, knows each cell's extinction).
+ROUTERS = {"plain": (False, False), "aware_typical": (True, False), "aware_per_cell": (True, True)}
+
+
+def bench_isolation(
+    mesh6: WaveguideMesh,
+    perms: list[list[tuple[int, int]]],
+    mesh32: WaveguideMesh,
+    matchings: list[list[tuple[int, int]]],
+    chips: int,
+) -> dict[str, Any]:
+    """Worst port isolation of every routed configuration, per chip model and router."""
+    out: dict[str, Any] = {}
+    for model, sample in CHIPS.items():
+        out[model] = {}
+        for name, (aware, known) in ROUTERS.items():
+            row = {}
+            for label, mesh, requests, directed in (
+                ("6x6", mesh6, perms, True),
+                ("32", mesh32, matchings, False),
+            ):
+                isolation, seconds = [], 0.0
+                for seed in range(chips):
+                    chip = sample(mesh.n_cells, np.random.default_rng(seed))
+                    ext = extinction_ratio_db(chip.splitter_error_in, chip.splitter_error_out)
+                    router = Router(
+                        mesh,
+                        extinction_db=ext if known else 35.0,
+                        isolation_target_db=25.0 if aware else None,
+                    )
+                    for pairs in requests:
+                        t0 = time.perf_counter()
+                        result = router.route(pairs, directed=directed)
+                        seconds += time.perf_counter() - t0
+                        if result.ok:
+                            isolation.append(verify(mesh, result, chip).worst_isolation_db)
+                iso = np.asarray(isolation)
+                row[label] = {
+                    "configs": int(iso.size),
+                    "ge_25_db_fraction": float(np.mean(iso >= 25.0)),
+                    "median_db": float(np.median(iso)),
+                    "worst_db": float(iso.min()),
+                    "route_s_per_config": seconds / max(1, chips * len(requests)),
+                }
+            out[model][name] = row
+            log(
+                f"  isolation {model} {name}: 6x6 {row['6x6']['ge_25_db_fraction']:.3f} >= 25 dB,"
+                f" 32 {row['32']['ge_25_db_fraction']:.2f}"
+            )
+    return out
+
+
 def _dead_task(args: tuple) -> dict[str, Any]:
     """One dead-cell set: route its matchings with both routers (runs in a worker process)."""
     k, j, seed, ends, n_matchings, tries, exact = args
@@ -506,6 +574,7 @@ def main() -> int:
     parser.add_argument("--stride", type=int, default=1, help="verify every n-th 6x6 config")
     parser.add_argument("--exact", action="store_true", help="MILP check of our failures")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--chips", type=int, default=1, help="sampled chips per chip model")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--quick", action="store_true", help="shrink everything (smoke run)")
     parser.add_argument("--json", action="store_true")
@@ -523,6 +592,17 @@ def main() -> int:
     log("all-to-all cover")
     cover = bench_cover(mesh, ends, args.cover_attempts)
     log(f"  cover: {cover['size']} matchings in {cover['seconds']:.1f} s")
+    log("port isolation")
+    mesh6, inputs, outputs = switch_6x6()
+    perms = [
+        requests_for(Permutation(list(p)), (inputs, outputs))
+        for p in itertools.permutations(range(6))
+    ]
+    matchings = [
+        requests_for(Matching.random(32, np.random.default_rng(args.seed + i)), ends)
+        for i in range(args.matchings)
+    ]
+    isolation = bench_isolation(mesh6, perms, mesh, matchings, args.chips)
     log("dead cells")
     dead = bench_dead(
         ends,
@@ -546,6 +626,15 @@ def main() -> int:
         "speedup_workload": "720 permutations of the 6x6 switch (baseline s / our s)",
         "speedup_matching_32": _ratio(m32["baseline_median_s"], m32["ours_median_s"]),
     }
+    # the issue's criterion on cells of the published range, before / after isolation-aware
+    # routing (the router knowing each cell's extinction)
+    published = isolation["published_32_44_db"]
+    for when, router in (("before", "plain"), ("after", "aware_per_cell")):
+        for label, key in (("6x6", "6x6"), ("32", "32")):
+            r = published[router][label]
+            summary[f"isolation_{key}_ge_25_db_fraction_{when}"] = r["ge_25_db_fraction"]
+            summary[f"isolation_{key}_median_db_{when}"] = r["median_db"]
+            summary[f"isolation_{key}_worst_db_{when}"] = r["worst_db"]
     if args.json:
         print(
             json.dumps(
@@ -556,6 +645,7 @@ def main() -> int:
                     "cover": cover,
                     "perms_6x6": six,
                     "dead_cells": dead,
+                    "isolation": isolation,
                     "settings": {k: v for k, v in vars(args).items() if k not in ("json",)},
                 }
             )
@@ -631,7 +721,8 @@ def main() -> int:
     )
     if imp:
         print(
-            f"  with imperfections (sigma 0.009, 0.5 dB/cell): loss {imp['loss_min_db']:.2f}.."
+            f"  with imperfections (sigma 0.009, 0.5 dB/cell; default router): loss "
+            f"{imp['loss_min_db']:.2f}.."
             f"{imp['loss_max_db']:.2f} dB (spread {imp['loss_spread_db']:.2f} dB, "
             f"{imp['max_spread_in_one_config_db']:.2f} dB within one configuration); isolation "
             f"worst {imp['worst_isolation_db']:.1f} dB, median "
@@ -646,6 +737,28 @@ def main() -> int:
             f"{c['worst_isolation_db']:.1f} dB, median {c['median_isolation_db']:.1f} dB, "
             f">= 25 dB in {100 * c['isolation_ge_25_db_fraction']:.0f} %"
         )
+    print()
+    print(
+        f"worst port isolation per configuration (scattering solve, 1550 nm), {args.chips} "
+        f"chip(s) per model; 6x6: 720 permutations, 9x9: {args.matchings} 32-port matchings"
+    )
+    print(
+        "chip cells                 router            6x6: >= 25 dB  median  worst"
+        "    32: >= 25 dB  median  worst"
+    )
+    for model, rows in isolation.items():
+        for name, row in rows.items():
+            six_r, m_r = row["6x6"], row["32"]
+            print(
+                f"{model:<26} {name:<16} {100 * six_r['ge_25_db_fraction']:12.1f} % "
+                f"{six_r['median_db']:6.1f} {six_r['worst_db']:6.1f}    "
+                f"{100 * m_r['ge_25_db_fraction']:11.0f} % {m_r['median_db']:6.1f} "
+                f"{m_r['worst_db']:6.1f}"
+            )
+    print(
+        "(plain: isolation_target_db=None; aware_typical: the router assumes 35 dB in every "
+        "cell; aware_per_cell: it knows each cell's extinction)"
+    )
     print()
     print(
         f"dead cells on mesh_9x9: {args.dead_sets} random dead-cell sets x "

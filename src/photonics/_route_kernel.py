@@ -14,6 +14,9 @@ BAR, CROSS = 0, 1
 END_PENALTY = 10.0
 #: Growth of the present-congestion penalty per iteration.
 PRESENT_GROWTH = 1.6
+#: Cost (units of the cell cost, dB) added per isolation round to a cell whose leak keeps a path
+#: below the isolation target, times that leak's amplitude over the target's.
+LEAK_PENALTY = 2.0
 
 
 @njit(cache=True)
@@ -138,20 +141,18 @@ def _conflicts(use_state, use_end, bad):
 
 
 @njit(cache=True)
-def isolation_db(hops, lengths, extinction_db, step_db, both_ways):
-    """Each path's isolation, dB, to first order: the light other paths leak into it through
-    the cells they share with it (each path on one arm pair; inf when it shares no cell).
-
-    At a shared cell ``c``, light of path q leaks into path p with the cell's extinction
-    ``extinction_db[c]``; relative to p's own signal it has lost ``step_db`` per cell less if q
-    reached ``c`` through fewer cells than p did. The leak runs on along p in the direction
-    q's light crosses the cell. Leaks from one input into one output add in amplitude (in a
-    mesh of equal unit lengths their phases need not differ); the worst input counts. With
-    ``both_ways`` every path end is an input and an output (matchings); otherwise light runs
-    from each path's first hop to its last. Paths with
-    ``lengths[p] < 0`` are left out.
-    """
+def _leaks(hops, lengths, extinction_db, step_db, both_ways):
+    """The first-order leaks of a configuration (see :func:`isolation_db`), one term per shared
+    cell and direction: (count, cell, victim, source, amp, leak). Term t has a cell, a victim
+    ``2 p + d`` (path p read at its last hop if d = 0, at its first if d = 1), a source
+    ``2 q + d`` (path q lit at its first hop if d = 0, at its last if d = 1) and an amplitude
+    relative to the victim's own signal; ``leak[victim, source]`` sums the amplitudes (leaks
+    from one input into one output add in amplitude: in a mesh of equal unit lengths their
+    phases need not differ)."""
     n_pairs, n_cells = lengths.shape[0], extinction_db.shape[0]
+    cell = np.empty(4 * n_cells, np.int64)
+    victim, source = np.empty_like(cell), np.empty_like(cell)
+    amp = np.empty(4 * n_cells)
     who = np.full((n_cells, 2), -1, np.int64)
     where = np.zeros((n_cells, 2), np.int64)
     crowded = np.zeros(n_cells, np.bool_)
@@ -164,19 +165,13 @@ def isolation_db(hops, lengths, extinction_db, step_db, both_ways):
                 who[c, 1], where[c, 1] = p, i
             else:
                 crowded[c] = True  # a conflict the router resolves anyway
-    shared = np.zeros(n_cells, np.bool_)  # by two paths, one arm pair each, in one state
+    count = 0
     for c in range(n_cells):
         p, q = who[c, 0], who[c, 1]
-        shared[c] = (
-            q >= 0
-            and p != q
-            and not crowded[c]
-            and _state_at(hops, p, where[c, 0]) == _state_at(hops, q, where[c, 1])
-        )
-    # leak amplitude into (victim, direction) from (aggressor, direction); 0 = first to last hop
-    leak = np.zeros((2 * n_pairs, 2 * n_pairs))
-    for c in range(n_cells):
-        if not shared[c]:
+        # shared by two paths, one arm pair each, in one state
+        if q < 0 or p == q or crowded[c]:
+            continue
+        if _state_at(hops, p, where[c, 0]) != _state_at(hops, q, where[c, 1]):
             continue
         for j in range(2):
             v, iv, a, ia = who[c, j], where[c, j], who[c, 1 - j], where[c, 1 - j]
@@ -190,10 +185,33 @@ def isolation_db(hops, lengths, extinction_db, step_db, both_ways):
                 ahead = iv if dv == 0 else lengths[v] - 1 - iv
                 behind = ia if da == 0 else lengths[a] - 1 - ia
                 iso = extinction_db[c] - (ahead - behind) * step_db
-                leak[2 * v + dv, 2 * a + da] += 10.0 ** (-iso / 20.0)
-    isolation = np.full(n_pairs, np.inf)
-    for v in range(2 * n_pairs):
-        for a in range(2 * n_pairs):
+                cell[count], victim[count], source[count] = c, 2 * v + dv, 2 * a + da
+                amp[count] = 10.0 ** (-iso / 20.0)
+                count += 1
+    leak = np.zeros((2 * n_pairs, 2 * n_pairs))
+    for t in range(count):
+        leak[victim[t], source[t]] += amp[t]
+    return count, cell, victim, source, amp, leak
+
+
+@njit(cache=True)
+def isolation_db(hops, lengths, extinction_db, step_db, both_ways):
+    """Each path's isolation, dB, to first order: the light other paths leak into it through
+    the cells they share with it (each path on one arm pair; inf when it shares no cell).
+
+    At a shared cell ``c``, light of path q leaks into path p with the cell's extinction
+    ``extinction_db[c]``; relative to p's own signal it has lost ``step_db`` per cell less if q
+    reached ``c`` through fewer cells than p did. The leak runs on along p in the direction
+    q's light crosses the cell. Leaks from one input into one output add in amplitude (in a
+    mesh of equal unit lengths their phases need not differ); the worst input counts. With
+    ``both_ways`` every path end is an input and an output (matchings); otherwise light runs
+    from each path's first hop to its last. Paths with
+    ``lengths[p] < 0`` are left out.
+    """
+    leak = _leaks(hops, lengths, extinction_db, step_db, both_ways)[5]
+    isolation = np.full(lengths.shape[0], np.inf)
+    for v in range(leak.shape[0]):
+        for a in range(leak.shape[1]):
             if leak[v, a] > 0:
                 isolation[v // 2] = min(isolation[v // 2], -20.0 * np.log10(leak[v, a]))
     return isolation
@@ -209,10 +227,21 @@ def _tally(hops, lengths, use_state, use_end):
 
 
 @njit(cache=True)
-def negotiate(partner, dead, srcs, dsts, cell_cost, link_cost, max_iterations, stall_limit):
+def negotiate(
+    partner,
+    dead,
+    srcs,
+    dsts,
+    cell_cost,
+    extra_cost,
+    link_cost,
+    max_iterations,
+    stall_limit,
+):
     """Route every (``srcs[p]``, ``dsts[p]``) port-end pair, re-routing with rising penalties.
 
-    A cell state costs ``cell_cost`` plus its conflict history, plus the present penalty times
+    A cell state costs ``cell_cost`` plus the cell's ``extra_cost[cell]`` plus its conflict
+    history, plus the present penalty times
     the other paths needing the other state; a port-end costs ``END_PENALTY`` x the present
     penalty per other path on it. Stops when no conflict is left, after ``max_iterations``,
     or after ``stall_limit`` passes without fewer conflicts, and keeps the pass with fewest.
@@ -246,7 +275,9 @@ def negotiate(partner, dead, srcs, dsts, cell_cost, link_cost, max_iterations, s
                 _occupy(hops[p], lengths[p], use_state, use_end, -1)
             for c in range(n_cells):
                 for s in range(2):
-                    step_cost[c, s] = cell_cost + history[c, s] + present * use_state[c, 1 - s]
+                    step_cost[c, s] = (
+                        cell_cost + extra_cost[c] + history[c, s] + present * use_state[c, 1 - s]
+                    )
             for e in range(4 * n_cells):
                 end_cost[e] = END_PENALTY * present * use_end[e]
             lengths[p] = _search(
@@ -273,3 +304,70 @@ def negotiate(partner, dead, srcs, dsts, cell_cost, link_cost, max_iterations, s
                 if bad[best_hops[p, i, 0] // 4, _state_at(best_hops, p, i)] > 0:
                     conflicted[p] = True
     return best_hops, best_lengths, conflicted, iterations
+
+
+@njit(cache=True)
+def improve_isolation(
+    partner,
+    dead,
+    srcs,
+    dsts,
+    hops,
+    lengths,
+    extinction_db,
+    cell_cost,
+    link_cost,
+    step_db,
+    both_ways,
+    target_db,
+    budget,
+    stall_limit,
+):
+    """Negotiate a conflict-free routing (``hops``, ``lengths``) again until every path's
+    :func:`isolation_db` reaches ``target_db`` or ``budget`` path searches are spent.
+
+    Each round adds ``LEAK_PENALTY`` x (leak amplitude / the target's) to the cost of every
+    cell whose leak brings a (victim, source) pair below the target, so the worst leaks, and
+    of two cells the one of lower extinction, are avoided first; then it routes all requests
+    from scratch, in an order rotated by one request per round. (Starting from the current
+    paths instead leaves a crowded mesh where it is: each path is held in place by the
+    others.) Returns the conflict-free routing with the best worst-path isolation, the given
+    one unless a round beats it: (hops, lengths, isolation (P,), rounds, negotiation passes).
+    """
+    n_cells, n_pairs = dead.shape[0], lengths.shape[0]
+    best_iso = isolation_db(hops, lengths, extinction_db, step_db, both_ways)
+    best_hops, best_lengths = hops, lengths
+    cur_hops, cur_lengths = hops, lengths
+    extra = np.zeros(n_cells)
+    floor = 10.0 ** (-target_db / 20.0)
+    rounds, passes, left = 0, 0, budget
+    while best_iso.min() < target_db and left >= n_pairs:
+        count, cell, victim, source, amp, leak = _leaks(
+            cur_hops, cur_lengths, extinction_db, step_db, both_ways
+        )
+        for t in range(count):
+            if leak[victim[t], source[t]] > floor:
+                extra[cell[t]] += LEAK_PENALTY * amp[t] / floor
+        rounds += 1
+        order = np.roll(np.arange(n_pairs), -rounds)
+        h, n, conflicted, its = negotiate(
+            partner,
+            dead,
+            srcs[order],
+            dsts[order],
+            cell_cost,
+            extra,
+            link_cost,
+            left // n_pairs,
+            stall_limit,
+        )
+        passes += its
+        left -= its * n_pairs
+        if np.any(conflicted) or np.any(n < 0):
+            continue  # keep the raised costs; the next round starts in another order
+        back = np.argsort(order)
+        cur_hops, cur_lengths = h[back], n[back]
+        iso = isolation_db(cur_hops, cur_lengths, extinction_db, step_db, both_ways)
+        if iso.min() > best_iso.min():
+            best_hops, best_lengths, best_iso = cur_hops, cur_lengths, iso
+    return best_hops, best_lengths, best_iso, rounds, passes

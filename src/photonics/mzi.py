@@ -38,7 +38,13 @@ from photonics.errors import SettingsError, ShapeError
 DEFAULT_LOSS_DB = 0.5
 #: Standard deviation of each coupler's power splitting error. Two couplers off by this much
 #: give a bar-port extinction of about 35 dB, the typical unit-cell figure of the same source.
+#: Drawn as Gaussians (:meth:`MZIImperfections.sample`), the cells' extinction then has a median
+#: of 37.5 dB and 9 % of the cells below the published lowest 32 dB (see
+#: :meth:`MZIImperfections.sample_extinction` for cells within the published range).
 DEFAULT_SPLITTER_SIGMA = 0.009
+#: Published unit-cell extinction ratio, dB, as (lowest, typical, highest) over a chip's cells
+#: (32-44 dB, typ. 35: Perez-Lopez et al., Nat. Commun. 15, 1563; design.md section 4).
+PUBLISHED_EXTINCTION_DB = (32.0, 35.0, 44.0)
 
 
 def transfer(theta: ArrayLike, phi: ArrayLike) -> np.ndarray:
@@ -131,6 +137,40 @@ class MZIImperfections:
         draw = rng.normal(0.0, splitter_sigma, size=(2, n_mzi)).clip(-0.5, 0.5)
         return cls(draw[0], draw[1], loss_db, loss_db if loss_cross_db is None else loss_cross_db)
 
+    @classmethod
+    def sample_extinction(
+        cls,
+        n_mzi: int,
+        rng: np.random.Generator,
+        extinction_db: tuple[float, float, float] = PUBLISHED_EXTINCTION_DB,
+        loss_db: float = DEFAULT_LOSS_DB,
+        loss_cross_db: float | None = None,
+    ) -> MZIImperfections:
+        """``n_mzi`` elements whose extinction ratios (dB) follow a published range.
+
+        ``extinction_db = (lowest, typical, highest)``: half of the elements uniform between
+        lowest and typical, half between typical and highest, i.e. the typical value is the
+        median and no element leaves the range (the least-informative distribution with that
+        range and median; reading "typical" as the mode instead would put fewer elements near
+        the lowest value). Gaussian splitter errors cannot match such a range: at any
+        ``splitter_sigma`` the extinction has a long low tail, e.g. 9 % below 32 dB at the
+        default sigma, whose median is 37.5 dB. Each element's two splitter errors point in the
+        direction of a Gaussian pair (as :meth:`sample` draws them) and are scaled so that
+        :func:`extinction_ratio_db` gives the drawn extinction. Loss in dB as in :meth:`sample`.
+        """
+        low, typical, high = (float(x) for x in extinction_db)
+        if not 0 < low <= typical <= high or not np.isfinite(high):
+            raise SettingsError(
+                f"extinction_db must be finite (lowest, typical, highest) with "
+                f"0 < lowest <= typical <= highest, got {extinction_db!r}"
+            )
+        upper = rng.random(n_mzi) < 0.5
+        target = np.where(upper, typical, low) + rng.random(n_mzi) * np.where(
+            upper, high - typical, typical - low
+        )
+        e = splitter_errors_for_extinction(target, rng.normal(size=(2, n_mzi)))
+        return cls(e[0], e[1], loss_db, loss_db if loss_cross_db is None else loss_cross_db)
+
     def check_count(self, n_mzi: int) -> None:
         """Raise :class:`ShapeError` unless every field broadcasts to ``n_mzi`` elements."""
         for f in fields(self):
@@ -190,6 +230,31 @@ def theta_for_coupling(k: ArrayLike, imperfections: MZIImperfections) -> np.ndar
         cos2 = (t1**2 * s2**2 + s1**2 * t2**2 - kx) / (2 * s1 * s2 * t1 * t2)
     # a coupler with k = 0 or 1 makes the element insensitive to theta: keep theta as is
     return np.where(np.isfinite(cos2), np.arccos(np.clip(cos2, -1, 1)) / 2, np.arcsin(np.sqrt(kx)))
+
+
+def splitter_errors_for_extinction(extinction_db: ArrayLike, direction: ArrayLike) -> np.ndarray:
+    """Splitter errors (input, output), shape ``(2, ...)``, giving ``extinction_db`` (dB, >= 10).
+
+    ``direction`` (shape ``(2, ...)``, not both zero) sets the errors' ratio and signs. To
+    first order the worst-port null is ``|e_in| + |e_out|``, so the errors are scaled to that sum
+    ``10^(-extinction/20)`` and then corrected against :func:`extinction_ratio_db` until they
+    agree to 1e-9 dB.
+    """
+    target = finite("extinction_db", extinction_db)
+    d = finite("direction", direction)
+    if np.any(target < 10):
+        raise SettingsError(f"extinction_db must be >= 10 dB, got {target.min()!r}")
+    norm = np.abs(d).sum(axis=0)
+    if np.any(norm == 0):
+        raise SettingsError("direction must not be zero in both components")
+    unit = d / norm
+    scale = 10.0 ** (-target / 20)
+    for _ in range(60):  # converges by a factor of about the null amplitude per step
+        miss = extinction_ratio_db(*(unit * scale)) - target
+        if np.all(np.abs(miss) < 1e-9):
+            break
+        scale = scale * 10.0 ** (miss / 20)
+    return unit * scale
 
 
 def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:

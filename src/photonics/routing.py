@@ -9,18 +9,22 @@ carries two paths. Cells marked dead are not used.
 Routing is negotiated congestion (as in the published penalty routers): every request takes
 its cheapest path (cell loss and length), with a growing penalty on cells and port-ends that
 other paths use in a conflicting way, and is re-routed until no conflict is left or the
-iteration limit is reached. Deterministic for a given mesh and request.
+iteration limit is reached. Then, isolation-aware: two paths that share a cell leak into each
+other with the cell's extinction (the only first-order leaks); while a path's predicted
+isolation is below a target, routing is negotiated again with a rising cost on the leaking
+cells, within a budget, and the conflict-free routing with the best worst-path isolation is
+kept. Deterministic for a given mesh and request.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from photonics._checks import finite
-from photonics._route_kernel import _search, isolation_db, negotiate
+from photonics._route_kernel import _search, improve_isolation, isolation_db, negotiate
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching, Permutation
 from photonics.mzi import MZIImperfections
@@ -33,9 +37,7 @@ from photonics.waveguide_mesh import (
     hexagonal_mesh,
     mesh_9x9,
     scattering,
-    state_between,
     switch_6x6_mesh,
-    through,
 )
 
 #: Default insertion loss of one cell, dB.
@@ -45,6 +47,14 @@ DEFAULT_CELL_LOSS_DB = 0.5
 DEFAULT_EXTINCTION_DB = 35.0
 #: Iterations without fewer conflicts after which negotiation stops.
 STALL_ITERATIONS = 15
+#: Default worst-path isolation the router aims at, dB: the published 6x6 switch's port
+#: isolation (~25 dB, design.md section 4) and the unit cell's crosstalk bound (-25 dB).
+DEFAULT_ISOLATION_TARGET_DB = 25.0
+#: Default budget of the isolation-aware re-negotiation, in cells searched: each path search
+#: counts the mesh's cells (its cost grows with them). The 6x6 switch (71 cells, 6 paths) may
+#: spend up to about 230 negotiation passes, a 32-port matching on the 9x9 mesh (278 cells, 16
+#: paths) about 22, which keeps the latter near 15 ms.
+ISOLATION_BUDGET = 100_000
 
 
 @dataclass(frozen=True)
@@ -64,12 +74,19 @@ class Path:
 
 @dataclass(frozen=True)
 class RouteResult:
-    """Routed paths, the state of every cell (unused cells parked), what failed and why."""
+    """Routed paths, the state of every cell (unused cells parked), what failed and why.
+
+    ``directed``: light enters at each path's first port only (a permutation); otherwise both
+    ends send and receive. ``iterations``: negotiation passes in all; ``isolation_rounds``:
+    isolation-aware re-negotiations run (see :class:`Router`).
+    """
 
     paths: tuple[Path, ...]
     states: np.ndarray  # (n_cells,) BAR/CROSS
     failures: dict[tuple[int, int], str] = field(default_factory=dict)
     iterations: int = 0
+    directed: bool = False
+    isolation_rounds: int = 0
 
     @property
     def ok(self) -> bool:
@@ -120,7 +137,17 @@ class Router:
       :data:`~photonics.waveguide_mesh.DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM`);
     - ``extinction_db``: each cell's extinction, dB, a scalar or one value per cell (measured
       ones from a calibration, or :func:`~photonics.mzi.extinction_ratio_db` of a model chip),
-      for each path's predicted isolation.
+      for each path's predicted isolation;
+    - ``isolation_target_db``: worst predicted path isolation (:attr:`Path.isolation_db`) to
+      aim at, dB (None: plain routing). When a conflict-free routing falls short, all requests
+      are negotiated again from scratch, each round in another order and with a higher cost on
+      the cells whose leaks bring a path below the target, in proportion to the leak's
+      amplitude (so of two shared cells the one of lower extinction is given up first), until
+      the target is met or ``isolation_budget`` cells have been searched (each path search
+      counts the mesh's cells); the conflict-free routing with the best worst-path isolation
+      is kept, so this never does worse than plain routing, nor fails where it succeeds. The
+      prediction is a worst case over the leaks' phases: at one wavelength the scattering
+      solve usually finds a few dB more, and across a band about the prediction.
     """
 
     def __init__(
@@ -131,6 +158,8 @@ class Router:
         link_loss_db: float | None = None,
         extinction_db: float | Sequence[float] | np.ndarray = DEFAULT_EXTINCTION_DB,
         max_iterations: int = 60,
+        isolation_target_db: float | None = DEFAULT_ISOLATION_TARGET_DB,
+        isolation_budget: int = ISOLATION_BUDGET,
     ) -> None:
         if link_loss_db is None:
             link_loss_db = DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM * mesh.unit_length_um * 1e-4
@@ -141,6 +170,10 @@ class Router:
             raise SettingsError(f"extinction_db must be > 0 dB, got {ext.min()}")
         if max_iterations < 1:
             raise SettingsError(f"max_iterations must be >= 1, got {max_iterations}")
+        if isolation_target_db is not None and not np.isfinite(isolation_target_db):
+            raise SettingsError(f"isolation_target_db must be finite, got {isolation_target_db}")
+        if isolation_budget < 0:
+            raise SettingsError(f"isolation_budget must be >= 0, got {isolation_budget}")
         self.mesh = mesh
         self.partner = mesh.partner()
         self.dead = np.zeros(mesh.n_cells, bool)
@@ -153,6 +186,8 @@ class Router:
         self.link_loss_db = float(link_loss_db)
         self.extinction_db = np.ascontiguousarray(ext, dtype=float)
         self.max_iterations = int(max_iterations)
+        self.isolation_target_db = isolation_target_db
+        self.isolation_budget = int(isolation_budget)
 
     def _check(self, pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
         checked: list[tuple[int, int]] = []
@@ -214,88 +249,131 @@ class Router:
         """Route every edge-port pair (see the module docstring and :func:`requests_for`).
 
         ``directed``: light enters at each pair's first port only (a permutation); otherwise
-        both ends send and receive (a matching); this only changes the predicted isolation.
+        both ends send and receive (a matching); this changes the predicted isolation and so
+        the isolation-aware re-negotiation (see :class:`Router`).
         Negotiation depends on the order in which requests are re-routed: when it leaves a
         conflict, it is run again with the requests rotated, then reversed and rotated, up to
         ``orders`` runs in all (deterministically); the run with fewest failures is kept.
         """
         pairs = self._check(pairs)
-        result = self._negotiate(pairs, directed)
+        order, run = pairs, self._negotiate(pairs)
+        spent = run[3]
         n = len(pairs)
-        for run in range(1, min(orders, 2 * n)):
-            if result.ok:
+        for k in range(1, min(orders, 2 * n)):
+            if not _failed(run).any():
                 break
-            order = pairs if run < n else pairs[::-1]
-            shift = run % n
-            retry = self._negotiate(order[shift:] + order[:shift], directed)
-            spent = result.iterations + retry.iterations
-            better = len(retry.failures) < len(result.failures)
-            result = replace(retry if better else result, iterations=spent)
-        return result
+            base = pairs if k < n else pairs[::-1]
+            shift = k % n
+            retry_order = base[shift:] + base[:shift]
+            retry = self._negotiate(retry_order)
+            spent += retry[3]
+            if _failed(retry).sum() < _failed(run).sum():
+                order, run = retry_order, retry
+        hops, lengths, conflicted, _ = run
+        routed = np.where(conflicted, -1, lengths)
+        step_db = self.cell_loss_db + self.link_loss_db
+        rounds = 0
+        if self.isolation_target_db is not None and n > 1 and not _failed(run).any():
+            hops, lengths, _, rounds, passes = improve_isolation(
+                self.partner,
+                self.dead,
+                *self._ends(order),
+                hops,
+                lengths,
+                self.extinction_db,
+                self.cell_loss_db,
+                self.link_cost,
+                step_db,
+                not directed,
+                float(self.isolation_target_db),
+                self.isolation_budget // self.mesh.n_cells,
+                STALL_ITERATIONS,
+            )
+            routed, spent = lengths, spent + passes
+        isolation = isolation_db(hops, routed, self.extinction_db, step_db, not directed)
+        paths, failures = [], {}
+        for i, pair in enumerate(order):
+            if lengths[i] < 0:
+                failures[pair] = "no path: every route is blocked by dead cells or the edge"
+            elif routed[i] < 0:
+                failures[pair] = f"still in conflict after {run[3]} iterations of penalties"
+            else:
+                paths.append(self._path(pair, hops[i, : lengths[i]], float(isolation[i])))
+        return RouteResult(
+            tuple(paths), self._park(paths), failures, int(spent), bool(directed), int(rounds)
+        )
 
-    def _negotiate(self, pairs: list[tuple[int, int]], directed: bool) -> RouteResult:
+    def _ends(self, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
         ends = self.port_end_of[np.asarray(pairs, dtype=np.int64).reshape(-1, 2)]
-        hops, lengths, conflicted, iterations = negotiate(
+        return np.ascontiguousarray(ends[:, 0]), np.ascontiguousarray(ends[:, 1])
+
+    def _negotiate(
+        self, pairs: list[tuple[int, int]]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Plain negotiation of ``pairs`` in this order: (hops, lengths, conflicted, passes)."""
+        return negotiate(
             self.partner,
             self.dead,
-            np.ascontiguousarray(ends[:, 0]),
-            np.ascontiguousarray(ends[:, 1]),
+            *self._ends(pairs),
             self.cell_loss_db,
+            np.zeros(self.mesh.n_cells),
             self.link_cost,
             self.max_iterations,
             STALL_ITERATIONS,
         )
-        routed = np.where(conflicted, -1, lengths)
-        step_db = self.cell_loss_db + self.link_loss_db
-        isolation = isolation_db(hops, routed, self.extinction_db, step_db, not directed)
-        paths, failures = [], {}
-        for i, pair in enumerate(pairs):
-            if lengths[i] < 0:
-                failures[pair] = "no path: every route is blocked by dead cells or the edge"
-            elif conflicted[i]:
-                failures[pair] = f"still in conflict after {iterations} iterations of penalties"
-            else:
-                paths.append(self._path(pair, hops[i, : lengths[i]], float(isolation[i])))
-        return RouteResult(tuple(paths), self._park(paths), failures, int(iterations))
 
     def _path(self, pair: tuple[int, int], hops: np.ndarray, isolation_db: float) -> Path:
-        cells = tuple(int(e) // 4 for e in hops[:, 0])
-        states = tuple(state_between(int(a), int(b)) for a, b in hops)
+        cells = hops[:, 0] // 4
+        # bar joins port-end k to (k + 2) % 4 of the same cell
+        states = np.where(hops[:, 1] % 4 == (hops[:, 0] % 4 + 2) % 4, BAR, CROSS)
         loss = len(cells) * self.cell_loss_db + (len(cells) - 1) * self.link_loss_db
-        ends = tuple(int(e) for e in hops.ravel())
-        return Path(pair, cells, states, ends, loss, isolation_db)
+        return Path(
+            pair,
+            tuple(cells.tolist()),
+            tuple(states.tolist()),
+            tuple(hops.ravel().tolist()),
+            loss,
+            isolation_db,
+        )
 
     def _park(self, paths: list[Path]) -> np.ndarray:
         """Cell states of ``paths``; each unused cell is set to the state whose arms join fewest
         port-ends next to two different paths (light that leaks out of one path should not find
-        another)."""
-        states = np.full(self.mesh.n_cells, -1)
-        for p in paths:
-            states[list(p.cells)] = p.states
-        owner = np.full(4 * self.mesh.n_cells, -1)
+        another).
+
+        This only matters at second order: first-order leaks arise in cells two paths share
+        (see :func:`~photonics._route_kernel.isolation_db`); light a path's cell leaks into its
+        unused arm must cross a further cell's extinction to reach another path.
+        """
+        n = self.mesh.n_cells
+        states = np.full(n, -1)
+        owner = np.full(4 * n + 1, -1)  # the extra slot answers for the mesh edge (-1)
         for i, p in enumerate(paths):
+            states[list(p.cells)] = p.states
             owner[list(p.port_ends)] = i
-        for c in np.flatnonzero(states < 0):
-            score = []
-            for state in (BAR, CROSS):
-                bad = 0
-                for k in (0, 1):
-                    a = 4 * c + k
-                    b = through(a, state)
-                    na, nb = self.partner[a], self.partner[b]
-                    oa = owner[na] if na >= 0 else -1
-                    ob = owner[nb] if nb >= 0 else -1
-                    bad += oa >= 0 and ob >= 0 and oa != ob
-                score.append(bad)
-            states[c] = BAR if score[BAR] <= score[CROSS] else CROSS
+        cells = np.flatnonzero(states < 0)
+        bad = np.zeros((2, cells.size), np.int64)
+        for state in (BAR, CROSS):
+            for k in (0, 1):
+                a = 4 * cells + k
+                b = 4 * cells + ((k + 2) % 4 if state == BAR else 3 - k)
+                oa, ob = owner[self.partner[a]], owner[self.partner[b]]
+                bad[state] += (oa >= 0) & (ob >= 0) & (oa != ob)
+        states[cells] = np.where(bad[BAR] <= bad[CROSS], BAR, CROSS)
         return states
+
+
+def _failed(run: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> np.ndarray:
+    """Which requests of a negotiation run have no path or are still in conflict."""
+    return (run[1] < 0) | run[2]
 
 
 def is_realizable(
     mesh: WaveguideMesh, pairs: Iterable[tuple[int, int]], dead_cells: Sequence[int] = ()
 ) -> bool:
     """True when every edge-port pair routes without conflict."""
-    return Router(mesh, dead_cells).route(pairs).ok
+    # isolation-aware routing never changes whether a request routes: skip it
+    return Router(mesh, dead_cells, isolation_target_db=None).route(pairs).ok
 
 
 def round_robin(n: int, shift: int = 0) -> list[Matching]:
@@ -389,7 +467,8 @@ def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int):
 class Verification:
     """A routed configuration checked by the scattering solve (dB): each path's measured and
     expected insertion loss, and the worst port isolation (a routed output's signal over the
-    strongest other routed input reaching it)."""
+    strongest other routed input reaching it; for a matching both ends of every path are
+    inputs and outputs)."""
 
     measured_loss_db: tuple[float, ...]
     expected_loss_db: tuple[float, ...]
@@ -414,7 +493,8 @@ def verify(
     """Solve the mesh's scattering with ``result``'s cell states and compare with the paths.
 
     Expected loss of a path: its cells times the cell loss plus its links times one unit length
-    of waveguide loss.
+    of waveguide loss. Isolation is read in the direction(s) ``result`` was routed for
+    (:attr:`RouteResult.directed`).
     """
     S = scattering(
         mesh,
@@ -427,13 +507,16 @@ def verify(
     P = np.abs(S) ** 2
     link_db = waveguide_loss_db_per_cm * mesh.unit_length_um * 1e-4
     measured, expected = [], []
-    inputs = [p.ports[0] for p in result.paths]
+    sends = [p.ports for p in result.paths]
+    if not result.directed:
+        sends += [p.ports[::-1] for p in result.paths]
     worst = np.inf
     for path in result.paths:
         a, b = path.ports
         measured.append(float(-10 * np.log10(P[b, a])))
         expected.append(len(path.cells) * cell_loss_db + (len(path.cells) - 1) * link_db)
-        others = [P[b, x] for x in inputs if x != a]
+    for a, b in sends:
+        others = [P[b, x] for x, _ in sends if x != a]
         if others:
             worst = min(worst, float(10 * np.log10(P[b, a] / max(others))))
     return Verification(tuple(measured), tuple(expected), worst)
