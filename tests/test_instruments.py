@@ -632,15 +632,7 @@ def test_the_firmware_runs_on_the_host_over_a_qontrol(chip) -> None:
         max_current_mA=chip.spec.max_current_mA,
         power_budget_mW=chip.heaters.power_budget_mW,
     )
-    n = chip.n_ports
-    first = 2 * chip.mesh.n_mzis + n
-    rings = Rings(
-        tuple(range(first, first + n)),
-        tuple(range(n)),
-        chip.spec.ring.fwhm_nm(),
-        chip.spec.ring.fsr_nm(),
-        chip.spec.ring_thermal.heater_nm_per_mW,
-    )
+    rings = Rings.of_chip(chip)
     firmware = Controller(q, FeedForwardFabric(chip.mesh), None, rings, chip.factory_calibration())
     assert firmware.handle("ROUT:MATC 0,5,1,4;RING:LOCK 5;SYST:ERR?") == NO_ERROR
     assert np.array_equal(world.driver.currents(), q.currents())

@@ -31,6 +31,7 @@ from firmware.driver import ChipDriver, DriverError
 from firmware.fabric import Job, failover
 from firmware.store import Store, StoreError
 from photonics.calibration import Calibration
+from photonics.chip import Chip
 from photonics.errors import (
     CalibrationFileError,
     FitError,
@@ -69,6 +70,22 @@ class Rings:
     fwhm_nm: float = 0.18
     fsr_nm: float = 9.1
     nm_per_mW: float = 1.82
+
+    @classmethod
+    def of_chip(cls, chip: Chip) -> Rings:
+        """The output rings of an emulated feed-forward chip: ring k's heater follows the
+        mesh's heaters, its drop port is detector k (none without ``output_rings``)."""
+        if not chip.spec.output_rings:
+            return cls()
+        n, spec = chip.n_ports, chip.spec
+        first = 2 * chip.mesh.n_mzis + n
+        return cls(
+            tuple(range(first, first + n)),
+            tuple(range(n)),
+            spec.ring.fwhm_nm(),
+            spec.ring.fsr_nm(),
+            spec.ring_thermal.heater_nm_per_mW,
+        )
 
 
 @dataclass

@@ -98,7 +98,8 @@ class ScheduleRun:
 _ERROR = re.compile(r'^([+-]?\d+),"(.*)"$')
 
 
-def _as_matching(matching: Matching | Iterable[tuple[int, int]], n: int) -> Matching:
+def as_matching(matching: Matching | Iterable[tuple[int, int]], n: int) -> Matching:
+    """``matching`` as a :class:`Matching` on ``n`` ports (pairs are checked)."""
     return matching if isinstance(matching, Matching) else Matching(list(matching), n)
 
 
@@ -137,14 +138,7 @@ class Switch:
         else:
             chip = Chip(ChipSpec(n_ports=ports, mesh=mesh, seed=seed, output_rings=rings))
             fabric = FeedForwardFabric(chip.mesh)
-            first = 2 * chip.mesh.n_mzis + ports
-            ring_cfg = Rings(
-                tuple(range(first, first + ports)) if rings else (),
-                tuple(range(ports)) if rings else (),
-                chip.spec.ring.fwhm_nm(),
-                chip.spec.ring.fsr_nm(),
-                chip.spec.ring_thermal.heater_nm_per_mW,
-            )
+            ring_cfg = Rings.of_chip(chip)
         model = f"EMU-{mesh.upper()}-{ports}"
         calibration = None
         if calibrated:
@@ -219,7 +213,7 @@ class Switch:
     # ---- routes ----------------------------------------------------------------------------
     def connect(self, matching: Matching | Iterable[tuple[int, int]]) -> float:
         """Apply a whole matching (replacing the one applied); the hardware time, s."""
-        m = _as_matching(matching, self.ports)
+        m = as_matching(matching, self.ports)
         return self._write("ROUT:MATC " + ",".join(f"{a},{b}" for a, b in m.pairs))
 
     def add(self, a: int, b: int) -> float:
@@ -312,7 +306,7 @@ class Switch:
         self._write("SCH:CLE")
         try:
             for matching, dwell_s in steps:
-                m = _as_matching(matching, self.ports)
+                m = as_matching(matching, self.ports)
                 self._write(f"SCH:ADD {dwell_s!r}" + "".join(f",{a},{b}" for a, b in m.pairs))
         except SwitchError:
             self._write("SCH:CLE")

@@ -21,7 +21,7 @@ import numpy as np
 
 from firmware.controller import Controller, Rings
 from firmware.driver import DriverError
-from firmware.sdk import InProcessTransport, Switch
+from firmware.sdk import InProcessTransport, Switch, as_matching
 from hil.bench_config import BenchConfig
 from hil.errors import InstrumentError
 from hil.instruments.base import Connection
@@ -238,7 +238,7 @@ class Bench:
         if self.switch is None:
             raise SettingsError("measuring reconfiguration latency needs a switch resource")
         time.sleep(self.switch.connect(before))  # until the switch has settled in `before`
-        target = _as_matching(after, self.config.ports).partner(source)
+        target = as_matching(after, self.config.ports).partner(source)
         if target is None:
             raise SettingsError(f"port {source} is dark in the matching after")
         self.detectors.detect(np.eye(self.config.ports)[source])  # the laser into source
@@ -265,7 +265,3 @@ class Bench:
         ``RING:LOCK``): whether it is locked and its lock error, nm."""
         self.firmware.lock_ring(ring)
         return self.firmware.ring_status(ring)
-
-
-def _as_matching(pairs: Matching | Sequence[tuple[int, int]], n: int) -> Matching:
-    return pairs if isinstance(pairs, Matching) else Matching(pairs, n)

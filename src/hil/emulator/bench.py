@@ -12,6 +12,7 @@ file that :class:`~hil.bench.Bench` reads.
 
 from __future__ import annotations
 
+from firmware.controller import Rings
 from hil.bench_config import BenchConfig
 from hil.emulator.instruments import (
     LaserTSL570,
@@ -86,7 +87,6 @@ class EmulatedBench:
         chip, driver = self.world.chip, self.world.driver
         r = self.resources
         n = chip.n_ports
-        first = 2 * chip.mesh.n_mzis + n
         return BenchConfig(
             heater_driver=r["heater_driver"],
             power_meter=r["power_meter"],
@@ -95,7 +95,7 @@ class EmulatedBench:
             ports=n,
             mesh=chip.spec.mesh,
             chip_id=f"EMU-{chip.spec.mesh.upper()}-{n}",
-            ring_channels=tuple(range(first, first + n)),
+            ring_channels=Rings.of_chip(chip).channels,
             max_current_mA=chip.spec.max_current_mA,
             power_budget_mW=float(chip.heaters.power_budget_mW),
             channel_write_s=driver.channel_write_s,

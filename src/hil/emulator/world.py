@@ -179,16 +179,7 @@ class BenchWorld:
         """The pswitch firmware on this world's driver, as :meth:`firmware.sdk.Switch.emulated`
         builds it: feed-forward fabric, the output rings, the chip's factory calibration."""
         chip, n = self.chip, self.chip.n_ports
-        rings = Rings()
-        if chip.spec.output_rings:
-            first = 2 * chip.mesh.n_mzis + n
-            rings = Rings(
-                tuple(range(first, first + n)),
-                tuple(range(n)),
-                chip.spec.ring.fwhm_nm(),
-                chip.spec.ring.fsr_nm(),
-                chip.spec.ring_thermal.heater_nm_per_mW,
-            )
+        rings = Rings.of_chip(chip)
         model = f"EMU-{chip.spec.mesh.upper()}-{n}"
         fabric = FeedForwardFabric(chip.mesh)
         calibration = chip.factory_calibration(model)
