@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import seeds
 
-from photonics import Matching, Permutation, PortError
+from photonics import Matching, Permutation, PortError, SettingsError
 from photonics.mzi import (
     PUBLISHED_EXTINCTION_DB,
     MZIImperfections,
@@ -17,6 +17,7 @@ from photonics.mzi import (
 from photonics.routing import (
     Router,
     all_to_all_cover,
+    hexagonal_switch,
     requests_for,
     round_robin,
     switch_6x6,
@@ -260,3 +261,60 @@ def test_verify_reads_a_matching_both_ways() -> None:
     one_way = verify(mesh, result, chip).worst_isolation_db
     both_ways = verify(mesh, replace(result, directed=False), chip).worst_isolation_db
     assert both_ways <= one_way  # the reverse direction adds outputs, never removes one
+
+
+def test_typical_imperfections_are_the_published_typical_cell() -> None:
+    typical = MZIImperfections.typical()
+    ext = extinction_ratio_db(typical.splitter_error_in, typical.splitter_error_out)
+    assert ext == pytest.approx(PUBLISHED_EXTINCTION_DB[1], abs=1e-6)
+    assert typical.loss_bar_db == typical.loss_cross_db == 0.5
+    typical.check_count(278)  # scalar fields fit any mesh
+
+
+@given(st.permutations(range(6)))
+def test_every_6x6_permutation_reaches_25_db_under_the_default_imperfections(perm) -> None:
+    # the criterion, checked by the scattering solve on cells at the typical figures
+    mesh, inputs, outputs = switch_6x6()
+    result = Router(mesh).route(requests_for(Permutation(list(perm)), (inputs, outputs)), True)
+    check = verify(mesh, result, MZIImperfections.typical())
+    assert result.ok
+    assert check.worst_isolation_db >= 25.0
+    assert check.max_loss_error_db < 0.05
+
+
+def test_isolation_is_other_ports_light_and_return_loss_is_reported_apart() -> None:
+    # in a matching every routed port also sends: its own light the mesh sends back to it is
+    # return loss, a figure of its own, not another port's crosstalk
+    mesh, ends = switch_32()
+    result = Router(mesh).route(requests_for(round_robin(32)[0], ends))
+    typical = MZIImperfections.typical()
+    check = verify(mesh, result, typical)
+    P = np.abs(scattering(mesh, result.theta(), cell_loss_db=0.5, imperfections=typical)) ** 2
+    used = [e for p in result.paths for e in p.ports]
+    assert check.worst_return_loss_db == pytest.approx(-10 * np.log10(P[used, used].max()))
+    assert check.worst_return_loss_db == pytest.approx(42.1, abs=0.5)  # known value
+    for p in result.paths:
+        for a, b in (p.ports, p.ports[::-1]):
+            others = [x for x in used if x not in (a, b)]
+            assert 10 * np.log10(P[b, a] / P[b, others].max()) >= check.worst_isolation_db - 1e-9
+
+
+def test_a_cover_with_an_isolation_requirement_keeps_it_in_every_matching() -> None:
+    mesh, ends = hexagonal_switch(16)
+    router = Router(mesh)
+    plain = all_to_all_cover(router, ends, attempts=1)
+    strict = all_to_all_cover(router, ends, attempts=1, isolation_db=25.5)
+    pairs = set(itertools.combinations(range(16), 2))
+    for cover in (plain, strict):
+        joined = [tuple(sorted(pair)) for m in cover.matchings for pair in m.pairs]
+        assert sorted(joined) == sorted(pairs)  # every pair exactly once
+    typical = MZIImperfections.typical()
+    plain_worst = min(verify(mesh, r, typical).worst_isolation_db for r in plain.results)
+    assert plain_worst < 25.0  # without the requirement some matching falls short ...
+    for result in strict.results:  # ... with it, none does
+        assert result.isolation_db >= 25.5
+        assert verify(mesh, result, typical).worst_isolation_db >= 25.0
+    assert strict.size > plain.size == 15
+    assert "did not route at >= 25.5 dB" in strict.note
+    with pytest.raises(SettingsError, match="isolation_db must be finite"):
+        all_to_all_cover(router, ends, isolation_db=float("nan"))

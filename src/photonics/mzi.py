@@ -171,6 +171,17 @@ class MZIImperfections:
         e = splitter_errors_for_extinction(target, rng.normal(size=(2, n_mzi)))
         return cls(e[0], e[1], loss_db, loss_db if loss_cross_db is None else loss_cross_db)
 
+    @classmethod
+    def typical(
+        cls, extinction_db: float = PUBLISHED_EXTINCTION_DB[1], loss_db: float = DEFAULT_LOSS_DB
+    ) -> MZIImperfections:
+        """Every element at the published typical figures (design.md section 4): extinction
+        ``extinction_db`` (dB, 35), loss ``loss_db`` (dB, 0.5) in both states; the two splitter
+        errors equal. Scalar fields, so it fits a mesh of any size: the default imperfections
+        against which routed configurations are verified."""
+        e = splitter_errors_for_extinction(extinction_db, np.ones(2))
+        return cls(float(e[0]), float(e[1]), loss_db, loss_db)
+
     def check_count(self, n_mzi: int) -> None:
         """Raise :class:`ShapeError` unless every field broadcasts to ``n_mzi`` elements."""
         for f in fields(self):

@@ -404,32 +404,59 @@ class Cover:
         return len(self.matchings)
 
 
-def all_to_all_cover(router: Router, endpoints: Sequence[int], attempts: int = 8) -> Cover:
+def all_to_all_cover(
+    router: Router,
+    endpoints: Sequence[int],
+    attempts: int = 8,
+    isolation_db: float | None = None,
+) -> Cover:
     """Fewest routable matchings (as found) joining every pair of ``endpoints`` (edge ports).
 
     Tries the circle method's ``n - 1`` perfect matchings (the optimum) under ``attempts``
-    relabelings and keeps the relabeling with most routable rounds; the pairs of rounds that do
-    not route are then packed greedily into further matchings, each split until it routes.
+    relabelings and keeps the relabeling that leaves fewest pairs out; the pairs left out are
+    then packed greedily into further matchings, each split until it routes.
+
+    ``isolation_db`` (dB; None: any): a matching counts only when its predicted worst isolation
+    (:attr:`RouteResult.isolation_db`) reaches it. A round that routes but falls short drops
+    its worst-isolated path's pair until it reaches it; the dropped pairs are packed as above.
     """
+    if isolation_db is not None and not np.isfinite(isolation_db):
+        raise SettingsError(f"isolation_db must be finite or None, got {isolation_db!r}")
     n = len(endpoints)
-    best: tuple[list[tuple[Matching, RouteResult]], list[Matching]] | None = None
+
+    def fits(result: RouteResult) -> bool:
+        return result.ok and (isolation_db is None or result.isolation_db >= isolation_db)
+
+    best: tuple[list[tuple[Matching, RouteResult]], list[tuple[int, int]], int] | None = None
     for shift in range(attempts):
-        good, bad = [], []
+        good, left, short = [], [], 0
         for m in round_robin(n, shift):
-            result = router.route(requests_for(m, endpoints))
-            (good if result.ok else bad).append((m, result) if result.ok else m)
-        if best is None or len(bad) < len(best[1]):
-            best = (good, bad)
-        if not bad:
+            pairs, result = list(m.pairs), router.route(requests_for(m, endpoints))
+            if result.ok:
+                while pairs and not fits(result):  # only isolation can fall short here
+                    worst = min(result.paths, key=lambda p: p.isolation_db).ports
+                    pair = next(q for q in pairs if {endpoints[i] for i in q} == set(worst))
+                    pairs.remove(pair)
+                    left.append(pair)
+                    result = router.route(requests_for(Matching(pairs, n), endpoints))
+            else:
+                left += pairs
+                pairs = []
+            short += len(pairs) < len(m.pairs)
+            if pairs:
+                good.append((Matching(pairs, n), result))
+        if best is None or len(left) < len(best[1]):
+            best = (good, left, short)
+        if not left:
             break
     assert best is not None
-    good, bad = best
-    left = [pair for m in bad for pair in m.pairs]
-    extra, unroutable = _pack(router, endpoints, left, n)
+    good, left, short = best
+    extra, unroutable = _pack(router, endpoints, left, n, fits)
+    why = "did not route" if isolation_db is None else f"did not route at >= {isolation_db} dB"
     note = (
         f"optimal: {n - 1} perfect matchings"
-        if not bad
-        else f"{len(bad)} of the {n - 1} perfect matchings did not route; their pairs took "
+        if not left
+        else f"{short} of the {n - 1} perfect matchings {why}; {len(left)} of their pairs took "
         f"{len(extra)} more matchings"
     )
     if unroutable:
@@ -438,9 +465,9 @@ def all_to_all_cover(router: Router, endpoints: Sequence[int], attempts: int = 8
     return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note, tuple(unroutable))
 
 
-def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int):
-    """Greedy: fill a matching with pairs that still route with it; repeat. Returns the
-    matchings and the pairs that route with nothing."""
+def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int, fits):
+    """Greedy: fill a matching with pairs that still route with it (``fits`` its result);
+    repeat. Returns the matchings and the pairs that route with nothing."""
     out, unroutable = [], []
     pending = list(pairs)
     while pending:
@@ -451,7 +478,7 @@ def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int):
             if pair[0] in used or pair[1] in used:
                 continue
             trial = router.route(requests_for(Matching([*taken, pair], n), endpoints))
-            if trial.ok:
+            if fits(trial):
                 taken.append(pair)
                 used.update(pair)
                 result = trial
@@ -466,13 +493,15 @@ def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int):
 @dataclass(frozen=True)
 class Verification:
     """A routed configuration checked by the scattering solve (dB): each path's measured and
-    expected insertion loss, and the worst port isolation (a routed output's signal over the
+    expected insertion loss, the worst port isolation (a routed output's signal over the
     strongest other routed input reaching it; for a matching both ends of every path are
-    inputs and outputs)."""
+    inputs and outputs) and the worst return loss (launched over returned power at any routed
+    port, the light that port itself sends and the mesh sends back)."""
 
     measured_loss_db: tuple[float, ...]
     expected_loss_db: tuple[float, ...]
     worst_isolation_db: float
+    worst_return_loss_db: float = np.inf
 
     @property
     def max_loss_error_db(self) -> float:
@@ -516,10 +545,14 @@ def verify(
         measured.append(float(-10 * np.log10(P[b, a])))
         expected.append(len(path.cells) * cell_loss_db + (len(path.cells) - 1) * link_db)
     for a, b in sends:
-        others = [P[b, x] for x, _ in sends if x != a]
-        if others:
-            worst = min(worst, float(10 * np.log10(P[b, a] / max(others))))
-    return Verification(tuple(measured), tuple(expected), worst)
+        # light b itself sends and gets back is return loss, not another port's crosstalk
+        leak = max((P[b, x] for x, _ in sends if x not in (a, b)), default=0.0)
+        if leak > 0:
+            worst = min(worst, float(10 * np.log10(P[b, a] / leak)))
+    ends = {e for pair in sends for e in pair}
+    back = max((P[e, e] for e in ends), default=0.0)
+    return_loss = float(-10 * np.log10(back)) if back > 0 else np.inf
+    return Verification(tuple(measured), tuple(expected), worst, return_loss)
 
 
 def switch_6x6() -> tuple[WaveguideMesh, list[int], list[int]]:
