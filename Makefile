@@ -10,7 +10,7 @@ STAMP := $(VENV)/.pswitch-installed
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,layout]'
 	@touch $@
 
 demo: $(STAMP)
@@ -30,7 +30,7 @@ docs: $(STAMP)
 
 # Peers for the side-by-side benchmarks live in the optional `bench` extra.
 $(VENV)/.pswitch-bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,layout,bench]'
 	@touch $@
 
 bench: $(VENV)/.pswitch-bench
@@ -38,6 +38,7 @@ bench: $(VENV)/.pswitch-bench
 	$(BIN)/python benchmarks/bench_programming.py
 	$(BIN)/python benchmarks/bench_thermal.py
 	$(BIN)/python benchmarks/bench_router.py
+	$(BIN)/python benchmarks/bench_layouts.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis .ruff_cache

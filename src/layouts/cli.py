@@ -1,0 +1,164 @@
+"""``pswitch layout``: build a chip's layout, write its GDS and a picture, check it.
+
+Registered as the ``layout`` entry point of the ``pswitch.commands`` group, which
+:mod:`hil.cli` discovers (hil may not import layouts). This module imports gdsfactory only when
+the command runs, so ``pswitch demo`` and the other commands never load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from photonics.errors import PswitchError
+
+MESHES = ("clements", "reck", "hexagonal", "switch6x6", "mesh9x9", "ring")
+#: Largest feed-forward mesh the command builds (n = 128 has 8128 MZIs).
+MAX_PORTS = 128
+
+EXAMPLES = """examples:
+  pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png
+  pswitch layout --mesh reck --ports 16 --no-pads -o reck16.gds
+  pswitch layout --mesh hexagonal --rows 3 --cols 3 -o hex.gds --png hex.png
+  pswitch layout --mesh switch6x6 -o switch.gds     the 6x6 switch's 71-cell mesh
+  pswitch layout --mesh ring -o ring.gds --json     a heated add-drop ring with pads
+"""
+
+
+def _ports(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs an integer, got {text!r}") from None
+    if not 2 <= value <= MAX_PORTS:
+        raise argparse.ArgumentTypeError(f"needs an integer in [2, {MAX_PORTS}], got {value}")
+    return value
+
+
+def _faces(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"needs an integer, got {text!r}") from None
+    if not 1 <= value <= 20:
+        raise argparse.ArgumentTypeError(f"needs an integer in [1, 20], got {value}")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``layout`` subcommand to the ``pswitch`` parser's subcommands."""
+    parser = sub.add_parser(
+        "layout",
+        help="write the GDS layout of a mesh or ring, with a picture and checks",
+        description=(
+            "Build the gdsfactory layout of an emulated chip's circuit from its model, write it "
+            "as GDS (and a PNG rendered headless), and check it against the model: the optical "
+            "graph extracted from the layout's netlist, and the heater metal (no shorts, no "
+            "opens). Prints the element count, die size and check results; exits 1 when a "
+            "check fails. Needs the `layout` extra (gdsfactory)."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--mesh", choices=MESHES, default="clements", help="what to lay out")
+    parser.add_argument(
+        "--ports", type=_ports, default=8, help="ports of a clements or reck mesh (default 8)"
+    )
+    parser.add_argument("--rows", type=_faces, default=3, help="hexagonal: rows of hexagons")
+    parser.add_argument("--cols", type=_faces, default=3, help="hexagonal: columns of hexagons")
+    parser.add_argument(
+        "--no-pads", action="store_true", help="clements/reck: leave the heaters unwired"
+    )
+    parser.add_argument(
+        "-o", "--output", default="layout.gds", help="GDS file to write (layout.gds)"
+    )
+    parser.add_argument("--png", default=None, help="also render a picture to this PNG file")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.set_defaults(run=run)
+
+
+def build(args: argparse.Namespace) -> Any:
+    """The :class:`layouts.meshes.MeshLayout` the arguments ask for."""
+    from layouts.cells import PadSettings
+    from layouts.meshes import LayoutSettings, feedforward_layout, ring_layout
+    from layouts.meshes import waveguide_mesh_layout as recirculating
+    from photonics.feedforward import ClementsMesh, ReckMesh
+    from photonics.waveguide_mesh import hexagonal_mesh, mesh_9x9, switch_6x6_mesh
+
+    settings = LayoutSettings(pads=None if args.no_pads else PadSettings())
+    if args.mesh in ("clements", "reck"):
+        mesh = (ClementsMesh if args.mesh == "clements" else ReckMesh)(args.ports)
+        return feedforward_layout(mesh, settings)
+    if args.mesh == "hexagonal":
+        return recirculating(hexagonal_mesh(args.rows, args.cols), settings)
+    if args.mesh == "switch6x6":
+        return recirculating(switch_6x6_mesh(), settings)
+    if args.mesh == "mesh9x9":
+        return recirculating(mesh_9x9(), settings)
+    return ring_layout()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build, write, render and check; print the results. 0 when every check passes, else 1."""
+    try:
+        from layouts.check import check_layout
+        from layouts.output import read_gds, render_png, write_gds
+    except ImportError as exc:
+        raise PswitchError(
+            f"the layout command needs gdsfactory ({exc.name} is missing): "
+            "pip install 'pswitch[layout]'"
+        ) from None
+    t0 = time.perf_counter()
+    layout = build(args)
+    build_s = time.perf_counter() - t0
+    try:
+        gds = write_gds(layout, args.output)
+        png = render_png(gds, args.png) if args.png else None
+    except OSError as exc:
+        raise PswitchError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    contents = read_gds(gds)
+    check = check_layout(layout)
+    width, height = layout.die_size_um
+    result = {
+        "mesh": args.mesh,
+        "kind": layout.kind,
+        "elements": layout.n_elements,
+        "pads": layout.n_pads,
+        "die_width_um": width,
+        "die_height_um": height,
+        "build_s": build_s,
+        "gds": str(gds),
+        "png": None if png is None else str(png),
+        "gds_instances": contents.by_prefix,
+        "graph_ok": check.graph.ok,
+        "graph_differences": check.graph.lines(),
+        "metal_ok": check.metal.ok,
+        "metal_regions": check.metal.regions,
+        "metal_expected": check.metal.expected,
+        "metal_problems": list(check.metal.problems),
+        "check_s": check.graph_s + check.metal_s,
+        "ok": check.ok,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print(result, layout, check)
+    return 0 if check.ok else 1
+
+
+def _print(result: dict[str, Any], layout: Any, check: Any) -> None:
+    what = {"clements": "MZIs", "reck": "MZIs", "ring": "ring"}.get(layout.kind, "cells")
+    print(
+        f"{result['mesh']} layout: {result['elements']} {what}, {result['pads']} pads; die "
+        f"{result['die_width_um'] / 1e3:.2f} x {result['die_height_um'] / 1e3:.2f} mm; built "
+        f"in {result['build_s']:.2f} s"
+    )
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(result["gds_instances"].items()))
+    print(f"wrote {result['gds']} (read back: {counts})")
+    if result["png"]:
+        print(f"rendered {result['png']} ({Path(result['png']).stat().st_size // 1024} kB)")
+    for line in check.lines():
+        print(line)

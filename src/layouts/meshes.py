@@ -1,0 +1,490 @@
+"""Layouts of whole circuits, built from the model's own data.
+
+- :func:`feedforward_layout`: a Clements or Reck mesh (:class:`photonics.feedforward.
+  FeedForwardMesh`): the MZI of slot ``k`` is placed from ``mesh.columns[k]`` and
+  ``mesh.modes[k]`` and named ``mzi_c{column}_m{mode}``; each connection of the model's graph
+  (:func:`layouts.graph.feedforward_graph`) is drawn as one waveguide. With pads, every heater's
+  east terminal is wired to its own bond pad and the west terminals of a column share a return
+  wire and pad.
+- :func:`waveguide_mesh_layout`: a recirculating mesh (:class:`photonics.waveguide_mesh.
+  WaveguideMesh`): cell ``i`` (``cell_{i}``) is a heated MZI centred on
+  ``cell_positions_um[i]``, turned along its lattice edge, its arm 0-2 on the side of face
+  ``cell_faces[i, 0]``; every link is a waveguide arc between the two port-ends it joins; edge
+  port ``p`` is the circuit port ``p{p}``.
+- :func:`ring_layout`: a heated add-drop ring (:class:`photonics.ring.MicroRing`) with its two
+  heater terminals wired to bond pads.
+
+Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pitch_um``, column
+``c`` starts at x = ``c * column_pitch_um``. Each layout comes with the metal nets it should have
+(:class:`Net`), which :func:`layouts.check.metal_check` compares with the drawn metal.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import gdsfactory as gf
+import klayout.db as kdb
+import numpy as np
+from gdsfactory.gpdk import LAYER
+
+from layouts.cells import (
+    METAL,
+    MZICellSettings,
+    PadSettings,
+    RingCellSettings,
+    activate,
+    bond_pad,
+    check_ring,
+    heated_mzi,
+    heated_ring,
+    wire,
+)
+from layouts.graph import (
+    CircuitGraph,
+    cell_name,
+    feedforward_graph,
+    mzi_name,
+    ring_graph,
+    waveguide_mesh_graph,
+)
+from photonics.errors import SettingsError
+from photonics.feedforward import FeedForwardMesh
+from photonics.ring import MicroRing
+from photonics.waveguide_mesh import WaveguideMesh
+
+#: Distance (um) from a heater terminal's port into its via stack, where metal surely is.
+PROBE_INSET_UM = 2.0
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A point (um) that lies on the metal of a named terminal (a heater contact or a pad)."""
+
+    label: str
+    x_um: float
+    y_um: float
+
+
+@dataclass(frozen=True)
+class Net:
+    """A set of terminals that must be joined by metal, and by nothing else."""
+
+    name: str
+    probes: tuple[Probe, ...]
+
+
+@dataclass(frozen=True)
+class LayoutSettings:
+    """How a mesh is drawn, um.
+
+    - ``mzi``: the heated MZI cell;
+    - ``pads``: bond pads and wires; ``None`` draws no wiring (each heater terminal stays a
+      separate piece of metal);
+    - ``io_length_um``: waveguide beyond the outermost metal to the circuit's ports;
+    - ``channel_margin_um``: clearance between a column of MZIs and the wires beside it.
+    """
+
+    mzi: MZICellSettings = field(default_factory=MZICellSettings)
+    pads: PadSettings | None = field(default_factory=PadSettings)
+    io_length_um: float = 50.0
+    channel_margin_um: float = 20.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mzi, MZICellSettings):
+            raise SettingsError(f"mzi must be MZICellSettings, got {type(self.mzi).__name__}")
+        if self.pads is not None and not isinstance(self.pads, PadSettings):
+            raise SettingsError(f"pads must be PadSettings or None, got {self.pads!r}")
+        for name in ("io_length_um", "channel_margin_um"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise SettingsError(f"{name} must be a number > 0 um, got {value!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class MeshLayout:
+    """A built layout: the gdsfactory component, the model graph it was drawn from, and the
+    metal nets it must have.
+
+    ``model`` is the graph of the model the layout claims to implement (check the layout against
+    it with :func:`layouts.check.check_layout`); ``nets`` the expected metal nets.
+    """
+
+    component: gf.Component
+    kind: str
+    model: CircuitGraph
+    nets: tuple[Net, ...]
+    n_elements: int
+    n_pads: int
+
+    @property
+    def die_size_um(self) -> tuple[float, float]:
+        """(width, height) of the bounding box of everything drawn, um."""
+        box = self.component.dbbox()
+        return (box.width(), box.height())
+
+
+# --- feed-forward meshes -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Terminal:
+    element: str
+    column: int
+    port: str
+    x: float
+    y: float
+
+
+def feedforward_layout(
+    mesh: FeedForwardMesh,
+    settings: LayoutSettings | None = None,
+    *,
+    graph: CircuitGraph | None = None,
+) -> MeshLayout:
+    """The layout of a Clements or Reck mesh (see the module docstring).
+
+    ``graph`` draws other connections than the model's (e.g. a tampered copy, to show that the
+    check catches it); the returned layout's ``model`` is the mesh's own graph either way. Every
+    connection must join an east-facing port to a west-facing port further east.
+    """
+    activate()
+    s = settings or LayoutSettings()
+    if not isinstance(mesh, FeedForwardMesh):
+        raise SettingsError(f"expected a FeedForwardMesh, got {type(mesh).__name__}")
+    model = feedforward_graph(mesh)
+    drawn = model if graph is None else graph
+    cell = heated_mzi(s.mzi)
+    pitch_y = s.mzi.mode_pitch_um
+    L = s.mzi.length_um
+    wp = s.pads.wire_pitch_um if s.pads else 10.0
+    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
+    y_mid = -(mesh.n - 1) * pitch_y / 2
+    # tracks a channel needs: per column, the heaters above / below the middle (their wires
+    # leave the mesh upward / downward and may share an x)
+    tops = [int(np.sum(-modes[columns == c] * pitch_y >= y_mid)) for c in range(mesh.n_columns)]
+    bottoms = [int(np.sum(columns == c)) - t for c, t in enumerate(tops)]
+    tracks = max(max(tops), max(bottoms))
+    margin = s.channel_margin_um
+    channel = 2 * margin + (tracks + 1) * wp
+    pitch_x = L + channel
+
+    c = gf.Component()
+    refs: dict[str, gf.ComponentReference] = {}
+    for col, mode in zip(columns, modes, strict=True):
+        name = mzi_name(col, mode)
+        ref = c.add_ref(cell, name=name)
+        ref.dmove((float(col * pitch_x), float(-mode * pitch_y)))
+        refs[name] = ref
+
+    x_left = -channel - s.io_length_um
+    x_right = (mesh.n_columns - 1) * pitch_x + L + channel + s.io_length_um
+
+    def end(terminal: str) -> tuple[float, float]:
+        """(x, y) of a terminal of the drawn graph, um."""
+        if "." in terminal:
+            inst, port = terminal.split(".", 1)
+            if inst not in refs or port not in ("o1", "o2", "o3", "o4"):
+                raise SettingsError(f"graph terminal {terminal!r} is not an MZI port of the mesh")
+            p = refs[inst].ports[port]
+            return (p.dx, p.dy)
+        for prefix, x in (("in", x_left), ("out", x_right)):
+            rest = terminal.removeprefix(prefix)
+            if terminal.startswith(prefix) and rest.isdigit() and int(rest) < mesh.n:
+                return (x, -int(rest) * pitch_y)
+        raise SettingsError(f"graph terminal {terminal!r} is not a port of the mesh")
+
+    for k, (a, b) in enumerate(sorted(drawn.connections)):
+        (xa, ya), (xb, yb) = end(a), end(b)
+        if xa > xb:
+            (xa, ya), (xb, yb), a, b = (xb, yb), (xa, ya), b, a
+        out_ok = "." not in a or a.endswith((".o3", ".o4"))
+        in_ok = "." not in b or b.endswith((".o1", ".o2"))
+        if not (xb > xa and out_ok and in_ok):
+            raise SettingsError(
+                f"cannot draw connection {a} -- {b}: it must run from an out port (o3, o4) or "
+                "input to an in port (o1, o2) or output further east"
+            )
+        if ya == yb:
+            piece = gf.components.straight(length=round(xb - xa, 3))
+        else:
+            piece = gf.components.bend_s(size=(round(xb - xa, 3), round(yb - ya, 3)))
+        ref = c.add_ref(piece, name=f"wg_{k}")
+        ref.dmove((xa, ya))
+    for m in range(mesh.n):
+        for prefix, x, orientation in (("in", x_left, 180), ("out", x_right, 0)):
+            c.add_port(
+                f"{prefix}{m}",
+                center=(x, -m * pitch_y),
+                width=0.5,
+                orientation=orientation,
+                layer=LAYER.WG,
+                port_type="optical",
+            )
+
+    terminals = [
+        _Terminal(name, int(col), port, ref.ports[port].dx, ref.ports[port].dy)
+        for (name, ref), col in zip(refs.items(), columns, strict=True)
+        for port in ("e1", "e2")
+    ]
+    if s.pads is None:
+        nets = tuple(Net(f"{t.element}.{t.port}", (_probe(t),)) for t in terminals)
+        n_pads = 0
+    else:
+        nets = _wire_feedforward(c, terminals, s.pads, mesh, pitch_x, L, margin, y_mid, pitch_y)
+        n_pads = len(nets)
+    _name(c, f"{mesh.kind}_{mesh.n}{'_pads' if s.pads else ''}")
+    return MeshLayout(c, mesh.kind, model, nets, mesh.n_mzis, n_pads)
+
+
+def _name(c: gf.Component, base: str) -> None:
+    """Name the top cell ``base``, or ``base_2``, ``base_3``, ... if that name is taken."""
+    name, k = base, 1
+    while c.kcl.layout.cell(name) is not None:
+        k += 1
+        name = f"{base}_{k}"
+    c.name = name
+
+
+def _probe(t: _Terminal) -> Probe:
+    inset = PROBE_INSET_UM if t.port == "e1" else -PROBE_INSET_UM  # e1 faces west, e2 east
+    return Probe(f"{t.element}.{t.port}", t.x + inset, t.y)
+
+
+def _wire_feedforward(
+    c: gf.Component,
+    terminals: list[_Terminal],
+    pads: PadSettings,
+    mesh: FeedForwardMesh,
+    pitch_x: float,
+    L: float,
+    margin: float,
+    y_mid: float,
+    pitch_y: float,
+) -> tuple[Net, ...]:
+    """Wire every east terminal to its own pad and each column's west terminals to one shared
+    return pad; pads in a row above and a row below the mesh. Returns the expected nets.
+
+    In the channel east of column ``c`` the east terminals' wires take tracks ``margin + i *
+    wire_pitch`` from the column, the topmost (bottommost) heater of the upper (lower) half
+    nearest, so that no wire crosses another; the return wire of column ``c + 1`` runs
+    ``margin`` west of that column.
+    """
+    w, wp = pads.wire_width_um, pads.wire_pitch_um
+    metal = kdb.Region()
+    y_top, y_bottom = pitch_y, -(mesh.n - 1) * pitch_y - pitch_y
+    up: list[tuple[float, str]] = []  # (x, net) of wires leaving the mesh upward
+    down: list[tuple[float, str]] = []
+    nets: dict[str, list[Probe]] = {}
+    for col in range(mesh.n_columns):
+        x0 = col * pitch_x
+        east = [t for t in terminals if t.column == col and t.port == "e2"]
+        upper = sorted((t for t in east if t.y >= y_mid), key=lambda t: -t.y)
+        lower = sorted((t for t in east if t.y < y_mid), key=lambda t: t.y)
+        for group, y_end, out in ((upper, y_top, up), (lower, y_bottom, down)):
+            for i, t in enumerate(group):
+                x_track = x0 + L + margin + i * wp
+                wire(metal, t.x - PROBE_INSET_UM, t.y, x_track, t.y, w)
+                wire(metal, x_track, t.y, x_track, y_end, w)
+                name = f"{t.element}.e2"
+                nets[name] = [_probe(t)]
+                out.append((x_track, name))
+        west = [t for t in terminals if t.column == col and t.port == "e1"]
+        x_return = x0 - margin
+        for t in west:
+            wire(metal, t.x + PROBE_INSET_UM, t.y, x_return, t.y, w)
+        wire(metal, x_return, min(t.y for t in west), x_return, y_top, w)
+        name = f"return_c{col}"
+        nets[name] = [_probe(t) for t in west]
+        up.append((x_return, name))
+    x_center = ((mesh.n_columns - 1) * pitch_x + L) / 2
+    for tracks, y0, direction in ((up, y_top, 1.0), (down, y_bottom, -1.0)):
+        for name, (x, y) in _fan_out(metal, tracks, y0, direction, x_center, pads).items():
+            ref = c.add_ref(bond_pad(pads.pad_size_um), name=f"pad_{name}")
+            ref.dmove((x, y))
+            nets[name].append(Probe(f"pad_{name}", x, y))
+    c.shapes(c.kcl.layer(*METAL)).insert(metal)
+    return tuple(Net(name, tuple(probes)) for name, probes in nets.items())
+
+
+def _fan_out(
+    metal: kdb.Region,
+    tracks: list[tuple[float, str]],
+    y0: float,
+    direction: float,
+    x_center: float,
+    pads: PadSettings,
+) -> dict[str, tuple[float, float]]:
+    """Wire vertical tracks that end at ``y0`` to a row of pads centred on ``x_center``,
+    beyond ``y0`` in ``direction`` (+1 up, -1 down), keeping their order. Returns each net's
+    pad centre (um).
+
+    Each track runs on to its own level, across to its pad's x, then on to the pad. A track that
+    moves west turns at a level nearer ``y0`` than every track east of it that also moves west
+    (and mirrored for tracks moving east), so no two wires cross.
+    """
+    w, wp = pads.wire_width_um, pads.wire_pitch_um
+    order = sorted(tracks)
+    count = len(order)
+    pad_x = [round(x_center + (i - (count - 1) / 2) * pads.pad_pitch_um, 3) for i in range(count)]
+    west = [i for i in range(count) if pad_x[i] < order[i][0]]
+    east = [i for i in range(count) if pad_x[i] > order[i][0]][::-1]
+    level = {i: k + 1 for group in (west, east) for k, i in enumerate(group)}
+    levels = max(len(west), len(east)) + 1
+    y_pads = y0 + direction * (levels * wp + pads.pad_size_um / 2 + wp)
+    placed = {}
+    for i, (x, name) in enumerate(order):
+        y_turn = y0 + direction * level.get(i, 0) * wp
+        wire(metal, x, y0, x, y_turn, w)
+        wire(metal, x, y_turn, pad_x[i], y_turn, w)
+        wire(metal, pad_x[i], y_turn, pad_x[i], y_pads, w)
+        placed[name] = (pad_x[i], y_pads)
+    return placed
+
+
+# --- recirculating meshes ------------------------------------------------------------------
+
+
+def _cell_directions(mesh: WaveguideMesh) -> np.ndarray:
+    """(n_cells, 2) unit vector from end A to end B of each cell, from the model's geometry:
+    arm 0-2 (face ``cell_faces[i, 0]``) lies on the left of A -> B."""
+    if mesh.cell_faces is None or mesh.face_centers_um is None:
+        raise SettingsError("the mesh has no face geometry: build it with a lattice constructor")
+    out = np.empty((mesh.n_cells, 2))
+    for i, (left, right) in enumerate(mesh.cell_faces):
+        face, sign = (left, 1.0) if left >= 0 else (right, -1.0)
+        normal = sign * (mesh.face_centers_um[face] - mesh.cell_positions_um[i])
+        normal /= np.hypot(*normal)
+        out[i] = (normal[1], -normal[0])
+    return out
+
+
+@gf.cell
+def link_arc(straight_a: float, radius: float, angle: float, straight_b: float) -> gf.Component:
+    """A waveguide: ``straight_a`` um straight, an arc of ``radius`` um turning ``angle``
+    degrees (left positive), ``straight_b`` um straight; ``o1`` at (0, 0) facing west."""
+    path = gf.Path()
+    if straight_a > 0:
+        path += gf.path.straight(length=straight_a)
+    if angle != 0:
+        path += gf.path.arc(radius=radius, angle=angle)
+    if straight_b > 0:
+        path += gf.path.straight(length=straight_b)
+    return gf.path.extrude(path, cross_section="strip")
+
+
+def _link_shape(
+    a: tuple[float, float, float], b: tuple[float, float, float]
+) -> tuple[float, float, float, float]:
+    """(straight_a, radius, angle, straight_b) of the smooth link from port ``a`` to port
+    ``b``, each (x, y, orientation in degrees, facing out of its cell)."""
+    (xa, ya, oa), (xb, yb, ob) = a, b
+    ua = np.array([math.cos(math.radians(oa)), math.sin(math.radians(oa))])
+    ub = np.array([math.cos(math.radians(ob)), math.sin(math.radians(ob))])
+    turn = (ob + 180 - oa + 180) % 360 - 180  # travel direction at b is -ub
+    gap = np.array([xb - xa, yb - ya])
+    if abs(turn) < 1e-6:
+        return (round(float(np.hypot(*gap)), 3), 0.0, 0.0, 0.0)
+    # rays a + s ua and b + t ub meet where s ua - t ub = gap
+    s, t = np.linalg.solve(np.column_stack([ua, -ub]), gap)
+    tangent = min(s, t)
+    if tangent <= 0:
+        raise SettingsError(f"ports at {a} and {b} face away from each other")
+    radius = tangent / math.tan(math.radians(abs(turn)) / 2)
+    return (round(s - tangent, 3), round(radius, 3), round(turn, 6), round(t - tangent, 3))
+
+
+def waveguide_mesh_layout(
+    mesh: WaveguideMesh, settings: LayoutSettings | None = None
+) -> MeshLayout:
+    """The layout of a recirculating mesh (see the module docstring). Heater terminals are not
+    wired (``settings.pads`` is not used): each is its own piece of metal, ready for a bump."""
+    activate()
+    s = settings or LayoutSettings()
+    if not isinstance(mesh, WaveguideMesh):
+        raise SettingsError(f"expected a WaveguideMesh, got {type(mesh).__name__}")
+    L, pitch = s.mzi.length_um, s.mzi.mode_pitch_um
+    if 0.8 * mesh.unit_length_um <= L:
+        raise SettingsError(
+            f"the MZI cell ({L} um) does not fit a lattice edge of {mesh.unit_length_um} um"
+        )
+    cell = heated_mzi(s.mzi)
+    c = gf.Component()
+    refs = []
+    for i, (u, pos) in enumerate(zip(_cell_directions(mesh), mesh.cell_positions_um, strict=True)):
+        angle = math.degrees(math.atan2(u[1], u[0]))
+        centre = np.array([L / 2, -pitch / 2])
+        rot = np.array([[u[0], -u[1]], [u[1], u[0]]])
+        origin = pos - rot @ centre
+        ref = c.add_ref(cell, name=cell_name(i))
+        ref.dcplx_trans = kdb.DCplxTrans(1, angle, False, float(origin[0]), float(origin[1]))
+        refs.append(ref)
+
+    def port(pe: int) -> tuple[float, float, float]:
+        p = refs[pe // 4].ports[f"o{pe % 4 + 1}"]
+        return (p.dx, p.dy, p.orientation)
+
+    for k, (a, b) in enumerate(mesh.links):
+        pa = port(int(a))
+        ref = c.add_ref(link_arc(*_link_shape(pa, port(int(b)))), name=f"wg_{k}")
+        ref.dcplx_trans = kdb.DCplxTrans(1, pa[2], False, pa[0], pa[1])
+    for p, pe in enumerate(mesh.edge_ports):
+        c.add_port(f"p{p}", port=refs[int(pe) // 4].ports[f"o{int(pe) % 4 + 1}"])
+    nets = []
+    for i, ref in enumerate(refs):
+        for name in ("e1", "e2"):
+            q = ref.ports[name]
+            theta = math.radians(q.orientation)
+            x = q.dx - PROBE_INSET_UM * math.cos(theta)
+            y = q.dy - PROBE_INSET_UM * math.sin(theta)
+            label = f"{cell_name(i)}.{name}"
+            nets.append(Net(label, (Probe(label, x, y),)))
+    _name(c, f"{mesh.kind}_mesh_{mesh.n_cells}_cells")
+    return MeshLayout(c, mesh.kind, waveguide_mesh_graph(mesh), tuple(nets), mesh.n_cells, 0)
+
+
+# --- rings ---------------------------------------------------------------------------------
+
+
+def ring_layout(
+    ring: MicroRing | None = None,
+    settings: RingCellSettings | None = None,
+    pads: PadSettings | None = None,
+) -> MeshLayout:
+    """A heated add-drop ring ``ring_0`` of the model's radius, its bus ends as circuit ports
+    ``in``, ``through``, ``drop``, ``add``, and its heater terminals wired to two pads below."""
+    activate()
+    model = check_ring(ring or MicroRing())
+    s = settings or RingCellSettings()
+    pad = pads or PadSettings()
+    c = gf.Component()
+    ref = c.add_ref(heated_ring(model.radius_um, s.gap_um), name="ring_0")
+    for top, name in (("in", "o1"), ("through", "o2"), ("drop", "o3"), ("add", "o4")):
+        c.add_port(top, port=ref.ports[name])
+    metal = kdb.Region()
+    w, wp = pad.wire_width_um, pad.wire_pitch_um
+    bottom = min(ref.ports["l_e4"].dy, ref.ports["r_e4"].dy) - 2 * wp
+    nets = []
+    for side, name in ((-1.0, "l_e4"), (1.0, "r_e4")):
+        q = ref.ports[name]
+        x_pad = side * pad.pad_pitch_um / 2
+        y_pad = bottom - wp - pad.pad_size_um / 2
+        wire(metal, q.dx, q.dy + PROBE_INSET_UM, q.dx, bottom, w)
+        wire(metal, q.dx, bottom, x_pad, bottom, w)
+        wire(metal, x_pad, bottom, x_pad, y_pad, w)
+        pad_ref = c.add_ref(bond_pad(pad.pad_size_um), name=f"pad_ring_0.{name}")
+        pad_ref.dmove((x_pad, y_pad))
+        label = f"ring_0.{name}"
+        nets.append(
+            Net(
+                label,
+                (
+                    Probe(label, q.dx, q.dy + PROBE_INSET_UM / 2),
+                    Probe(f"pad_{label}", x_pad, y_pad),
+                ),
+            )
+        )
+    c.shapes(c.kcl.layer(*METAL)).insert(metal)
+    _name(c, f"ring_r{model.radius_um:g}".replace(".", "p"))
+    return MeshLayout(c, "ring", ring_graph(0), tuple(nets), 1, 2)
