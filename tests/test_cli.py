@@ -16,35 +16,53 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([PSWITCH, *args], capture_output=True, text=True, timeout=300)
 
 
-def test_demo_json_reports_a_routed_matching_and_a_programmed_unitary() -> None:
-    done = run("demo", "--ports", "8", "--seed", "3", "--json")
+def test_demo_json_reports_every_step_verified_and_writes_the_plots(tmp_path) -> None:
+    done = run("demo", "--ports", "8", "--seed", "3", "--json", "--plots", str(tmp_path))
     assert done.returncode == 0, done.stderr
     r = json.loads(done.stdout)
-    assert r["ports"] == 8 and r["mzis"] == 28
-    assert len(r["outputs"]) == 8
-    pairs = {tuple(p) for p in r["matching"]}
-    for o in r["outputs"]:
-        a, b = sorted((o["output"], o["from_input"]))
-        assert (a, b) in pairs
-        # at most 8 MZIs of 0.5 dB each on a path, and no gain
-        assert -4.5 <= o["power_dbm"] <= 0
-    assert r["worst_crosstalk_db"] < -15
-    assert 0.9 < r["unitary_fidelity_naive"] <= r["unitary_fidelity_programmed"] <= 1
+    assert r["ports"] == 8 and r["mzis"] == 28 and r["calibrated"]
+    a = r["all_to_all"]
+    assert a["matchings"] == 7 and a["verified"] == 7  # 1-factorization of 8, all measured
+    assert a["worst_isolation_db"] >= 20 and a["worst_loss_error_db"] <= 1
+    t = r["training_step"]
+    assert t["accelerators"] == 6 and t["phases"] >= 2 and 0 < t["duty_cycle"] < 1
+    f = r["failover"]
+    assert f["spare"] in t["spares"] and f["failed_port"] not in f["job_endpoints_after"]
+    assert f["new_circuits_verified"] and f["untouched_verified"]
+    assert f["untouched_max_change_db"] <= 0.1
+    assert [s["step"] for s in r["timeline"]] == [
+        "calibrate",
+        "all-to-all",
+        "training step",
+        "failover",
+    ]
+    assert all(s["compute_s"] > 0 and s["modeled_s"] > 0 for s in r["timeline"])
+    assert r["ring_lock"]["locked"]
+    assert sorted(r["plots"]) == ["mesh", "powers", "ring", "timeline"]
+    for path in r["plots"].values():
+        png = Path(path).read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 5000
 
 
 def test_demo_text_names_what_it_shows() -> None:
-    done = run("demo", "--ports", "4")
+    done = run("demo", "--ports", "4", "--no-plots")
     assert done.returncode == 0, done.stderr
-    assert "worst crosstalk" in done.stdout
-    assert "imperfection-aware program" in done.stdout
+    for words in (
+        "calibrated through the detectors",
+        "verified by measured powers",
+        "duty cycle",
+        "spliced",
+        "published failover",
+    ):
+        assert words in done.stdout
 
 
 @pytest.mark.parametrize(
     ("args", "words"),
     [
         (["demo", "--ports", "1"], "--ports: needs an integer >= 2, got 1"),
-        (["demo", "--splitter-sigma", "-1"], "splitter_sigma must be >= 0"),
-        (["demo", "--loss-db", "-2"], "loss_bar_db must be >= 0 dB"),
+        (["demo", "--ports", "7"], "ports must be even and in 4..32, got 7"),
+        (["demo", "--ports", "40"], "ports must be even and in 4..32, got 40"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )

@@ -153,6 +153,8 @@ class Controller:
         self.current_limit_mA = self._hw_limit_mA.copy()
         self.power_budget_mW = self._hw_budget_mW
         self.ring_step: dict[int, float] = {}  # locked ring -> its fit step, mW
+        #: Each ring's last lock sweep: heater power (mW) and its detector's reading (mW).
+        self.ring_sweeps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.running = False
         self.step_index = -1
         self.step_times: list[tuple[float, float]] = []  # (dwell, reconfiguration) per step
@@ -614,6 +616,7 @@ class Controller:
         rows[:, channel] = self._heater_power(channel, powers, inverse=True)
         ok = self.driver.power_mW(rows) <= self.power_budget_mW
         seen = self.driver.measure(rows[ok], self._ring_light(detector), [detector])[:, 0]
+        self.ring_sweeps[ring] = (powers[ok], seen)
         if seen.size == 0 or np.ptp(seen) <= 0:
             raise ScpiError(-240, f"ring {ring}: no resonance seen on detector {detector}")
         x = float(powers[ok][int(np.argmax(seen))])

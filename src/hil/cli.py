@@ -1,7 +1,8 @@
 """The ``pswitch`` command line.
 
-``pswitch demo`` routes a random matching on an imperfect Clements mesh, simulates the light, and
-programs a Haar-random unitary with and without knowledge of the imperfections.
+``pswitch demo`` runs the headline scenario (:mod:`hil.demo`) on the built-in emulator;
+``pswitch serve`` serves the emulated bench; packages above hil add their own subcommands
+through the ``pswitch.commands`` entry points (``pswitch layout``).
 """
 
 from __future__ import annotations
@@ -11,102 +12,75 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
-import numpy as np
-from scipy.stats import unitary_group
-
-from photonics import ClementsMesh, Matching, MZIImperfections, PswitchError
-from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA
+from hil.demo import DemoSettings, run_demo
+from photonics import PswitchError
 
 EXAMPLES = """examples:
-  pswitch demo                 16-port Clements mesh, default imperfections
+  pswitch demo                 16-port switch; plots into ./pswitch-demo
   pswitch demo --ports 32 --seed 7
-  pswitch demo --json          machine-readable results
+  pswitch demo --json --no-plots   machine-readable results
   pswitch serve                the emulated bench on loopback; writes bench.json
   pswitch serve --ports 4 --config /tmp/bench.json
+  pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png
 """
 
 
-def _db(x: np.ndarray | float) -> np.ndarray:
-    return 10 * np.log10(np.maximum(x, 1e-30))
-
-
-def run_demo(ports: int, seed: int, splitter_sigma: float, loss_db: float) -> dict[str, Any]:
-    """Route, simulate and program an imperfect Clements mesh; return the results as data.
-
-    Each used input carries 1 mW (0 dBm); powers in dBm, crosstalk in dB relative to the signal.
-    """
-    rng = np.random.default_rng(seed)
-    mesh = ClementsMesh(ports)
-    imp = MZIImperfections.sample(mesh.n_mzis, rng, splitter_sigma, loss_db)
-
-    matching = Matching.random(ports, rng)
-    ClementsMesh(2).route(Matching([(0, 1)], 2))  # load the compiled kernels before timing
-    t0 = time.perf_counter()
-    settings = mesh.route(matching)
-    route_s = time.perf_counter() - t0
-    power = np.abs(mesh.transfer(settings, imp)) ** 2  # mW out per mW in, [out, in]
-    perm = matching.to_permutation()
-    lit = [i for i, _ in perm.pairs()]
-    outputs = []
-    for i, j in perm.pairs():
-        leak = power[j, lit].sum() - power[j, i]
-        outputs.append(
-            {
-                "output": j,
-                "from_input": i,
-                "power_dbm": float(_db(power[j, i])),
-                "crosstalk_db": float(_db(leak) - _db(power[j, i])),
-            }
-        )
-    outputs.sort(key=lambda o: o["output"])
-
-    U = unitary_group.rvs(ports, random_state=rng)
-    t0 = time.perf_counter()
-    programmed = mesh.program(U, imp)
-    program_s = time.perf_counter() - t0
-    return {
-        "ports": ports,
-        "seed": seed,
-        "mzis": mesh.n_mzis,
-        "splitter_sigma": splitter_sigma,
-        "loss_db_per_mzi": loss_db,
-        "matching": [list(p) for p in matching.pairs],
-        "route_s": route_s,
-        "outputs": outputs,
-        "worst_crosstalk_db": max(o["crosstalk_db"] for o in outputs),
-        "power_spread_db": max(o["power_dbm"] for o in outputs)
-        - min(o["power_dbm"] for o in outputs),
-        "unitary_fidelity_naive": programmed.naive_fidelity,
-        "unitary_fidelity_programmed": programmed.fidelity,
-        "program_s": program_s,
-    }
-
-
 def _print_demo(r: dict[str, Any]) -> None:
+    a, t, f = r["all_to_all"], r["training_step"], r["failover"]
+    print(f"Emulated {r['ports']}-port switch (Clements mesh, {r['mzis']} MZIs, seed {r['seed']})")
+    print(f"1. calibrated through the detectors: {r['calibrated']}")
     print(
-        f"Clements mesh, {r['ports']} ports, {r['mzis']} MZIs; each MZI {r['loss_db_per_mzi']} dB "
-        f"loss, coupler error sigma {r['splitter_sigma']:.3f} (seed {r['seed']})"
+        f"2. all-to-all: {a['matchings']} matchings applied, {a['verified']} verified by "
+        f"measured powers at >= {a['verify_isolation_db']:.0f} dB isolation (worst "
+        f"{a['worst_isolation_db']:.1f} dB; loss within {a['worst_loss_error_db']:.2f} dB of "
+        f"predicted)"
     )
-    print(f"\n1. Route a random matching ({r['route_s'] * 1e3:.2f} ms, bar/cross only)")
-    print("   out <- in   power (dBm)   crosstalk (dB)")
-    for o in r["outputs"]:
-        print(
-            f"   {o['output']:3d} <- {o['from_input']:<3d} {o['power_dbm']:10.2f} "
-            f"{o['crosstalk_db']:14.1f}"
-        )
     print(
-        f"   worst crosstalk {r['worst_crosstalk_db']:.1f} dB, "
-        f"output power spread {r['power_spread_db']:.2f} dB (0 dBm per input)"
+        f"3. training step, {t['topology']} job: {t['phases']} phases of "
+        f"{t['phase_dwell_s'] * 1e3:.0f} ms, duty cycle {100 * t['duty_cycle']:.1f} %"
     )
-    print(f"\n2. Program a Haar-random {r['ports']}x{r['ports']} unitary")
-    print(f"   fidelity, ideal decomposition:        {r['unitary_fidelity_naive']:.6f}")
     print(
-        f"   fidelity, imperfection-aware program: {r['unitary_fidelity_programmed']:.6f} "
-        f"({r['program_s']:.2f} s)"
+        f"4. accelerator on port {f['failed_port']} failed: spare {f['spare']} spliced to "
+        f"{f['peer']}; new circuit verified: {f['new_circuits_verified']}; "
+        f"{f['untouched_circuits']} untouched circuits verified: {f['untouched_verified']} "
+        f"(moved <= {f['untouched_max_change_db']:.3f} dB), {f['disturbed_circuits']} disturbed"
     )
+    print("5. timeline            compute (measured)   modeled hardware")
+    for step in r["timeline"]:
+        print(f"   {step['step']:<18} {step['compute_s']:12.4f} s {step['modeled_s']:16.4f} s")
+    print(f"   {'published failover':<18} {'':>14} {r['published_failover_s']:16.4f} s")
+    if r["plots"]:
+        print("6. plots: " + ", ".join(r["plots"].values()))
+
+
+def demo_doc() -> str:
+    import hil.demo
+
+    return hil.demo.__doc__ or ""
+
+
+def _progress_bar() -> Callable[[str, int, int], None]:
+    """A progress bar per stage on stderr (tqdm)."""
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(
+                total=total, desc=stage, leave=False, file=sys.stderr, disable=None
+            )
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return update
 
 
 def _positive_int(text: str) -> int:
@@ -126,25 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser(
         "demo",
-        help="route, simulate and program an imperfect mesh",
-        description=run_demo.__doc__,
+        help="the headline scenario: calibrate, all-to-all, training step, failover",
+        description=demo_doc(),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    demo.add_argument("--ports", type=_positive_int, default=16, help="mesh size (default 16)")
-    demo.add_argument("--seed", type=int, default=0, help="seed of the chip and requests")
     demo.add_argument(
-        "--splitter-sigma",
-        type=float,
-        default=DEFAULT_SPLITTER_SIGMA,
-        help=f"std of each coupler's splitting error (default {DEFAULT_SPLITTER_SIGMA})",
+        "--ports", type=_positive_int, default=16, help="switch ports, even, 4-32 (default 16)"
     )
+    demo.add_argument("--seed", type=int, default=0, help="seed of the emulated chip")
     demo.add_argument(
-        "--loss-db",
-        type=float,
-        default=DEFAULT_LOSS_DB,
-        help=f"insertion loss per MZI, dB (default {DEFAULT_LOSS_DB})",
+        "--plots", default="pswitch-demo", help="folder for the PNG plots (default pswitch-demo)"
     )
+    demo.add_argument("--no-plots", action="store_true", help="write no plots")
     demo.add_argument("--json", action="store_true", help="print the results as JSON")
     serve = sub.add_parser(
         "serve",
@@ -172,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--seconds", type=float, default=None, help="stop after this long (default: never)"
     )
+    # Subcommands of packages hil may not import (e.g. `pswitch layout` from layouts) register
+    # themselves under this entry point group; each sets a `run(args) -> exit code` default.
+    for command in sorted(entry_points(group="pswitch.commands"), key=lambda e: e.name):
+        command.load()(sub)
     return parser
 
 
@@ -193,13 +165,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "demo":
-            result = run_demo(args.ports, args.seed, args.splitter_sigma, args.loss_db)
+            plots = None if args.no_plots else Path(args.plots)
+            result = run_demo(DemoSettings(args.ports, args.seed, plots), _progress_bar())
             if args.json:
                 print(json.dumps(result, indent=2))
             else:
                 _print_demo(result)
         elif args.command == "serve":
             serve(args.ports, args.seed, args.host, args.config, args.seconds)
+        elif hasattr(args, "run"):
+            return args.run(args)
     except PswitchError as exc:
         print(f"pswitch {args.command}: error: {exc}", file=sys.stderr)
         return 2
