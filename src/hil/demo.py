@@ -79,10 +79,13 @@ def measured_powers(switch: Switch, ports: list[int]) -> np.ndarray:
     return P
 
 
-def check_circuits(switch: Switch, P: np.ndarray) -> list[dict[str, Any]]:
-    """Each lit circuit (both directions) against ``P``: measured loss and isolation, dB."""
+def check_circuits(switch: Switch) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Measure the applied matching (:func:`measured_powers`, every lit port) and check each
+    lit circuit (both directions): the power matrix, and each circuit's measured loss and
+    isolation, dB."""
     rows = []
     lit = [p for pair in switch.matching().pairs for p in pair]
+    P = measured_powers(switch, lit)
     for src, info in sorted(switch.paths().items()):
         out = info.target
         others = [P[out, x] for x in lit if x != src]
@@ -99,7 +102,7 @@ def check_circuits(switch: Switch, P: np.ndarray) -> list[dict[str, Any]]:
                 "verified": bool(ok),
             }
         )
-    return rows
+    return P, rows
 
 
 def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[str, Any]:
@@ -128,10 +131,8 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
         controller.apply_plan(plan)
         compute += time.perf_counter() - t0
         hw += controller.driver.elapsed_s - start
-        lit = [p for pair in plan.matching.pairs for p in pair]
-        P = measured_powers(switch, lit)
+        P, rows = check_circuits(switch)
         first_P = P if first_P is None else first_P
-        rows = check_circuits(switch, P)
         verified += all(r["verified"] for r in rows)
         worst_iso = min(worst_iso, *(r["isolation_db"] for r in rows))
         worst_loss_error = max(
@@ -165,16 +166,14 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
 
     # 4. an accelerator fails: splice in a spare, verify new and untouched circuits
     switch.connect(phases[0])
-    lit = [p for pair in phases[0].pairs for p in pair]
-    before = {r["source"]: r for r in check_circuits(switch, measured_powers(switch, lit))}
+    before = {r["source"]: r for r in check_circuits(switch)[1]}
     failed = job.endpoints[len(job.endpoints) // 2]
     peer = phases[0].partner(failed)
     t0 = time.perf_counter()
     new_job, hw, disturbed = switch.failover(job, failed)
     compute = time.perf_counter() - t0
     spare = switch.matching().partner(peer)
-    lit = [p for pair in switch.matching().pairs for p in pair]
-    after = {r["source"]: r for r in check_circuits(switch, measured_powers(switch, lit))}
+    after = {r["source"]: r for r in check_circuits(switch)[1]}
     new = [after[peer], after[spare]]
     kept = [
         after[s] for s in after if s not in (peer, spare) and s not in disturbed and s in before
