@@ -34,11 +34,7 @@ $(VENV)/.pswitch-bench: $(STAMP)
 	@touch $@
 
 bench: $(VENV)/.pswitch-bench
-	$(BIN)/python benchmarks/bench_feedforward.py
-	$(BIN)/python benchmarks/bench_programming.py
-	$(BIN)/python benchmarks/bench_thermal.py
-	$(BIN)/python benchmarks/bench_router.py
-	$(BIN)/python benchmarks/bench_layouts.py
+	$(BIN)/pswitch bench
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis .ruff_cache

@@ -1,8 +1,12 @@
 """The ``pswitch`` command line.
 
 ``pswitch demo`` runs the headline scenario (:mod:`hil.demo`) on the built-in emulator;
-``pswitch serve`` serves the emulated bench; packages above hil add their own subcommands
+``pswitch serve`` serves the emulated bench; ``route``, ``schedule``, ``calibrate`` and
+``bench`` have a module each (``hil.cli_*``); packages above hil add their own subcommands
 through the ``pswitch.commands`` entry points (``pswitch layout``).
+
+Exit codes: 0 done, 1 a failure of the work (a check below its figure, an instrument that
+fails), 2 a bad command line or input (nothing is changed).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -17,8 +22,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from hil import cli_bench, cli_calibrate, cli_route, cli_schedule
 from hil.demo import DemoSettings, run_demo
+from hil.errors import InstrumentError
 from photonics import PswitchError
+
+#: Subcommands of hil with their own module: each has ``register(sub)``, which sets ``run``.
+SUBCOMMANDS = (cli_route, cli_schedule, cli_calibrate, cli_bench)
 
 EXAMPLES = """examples:
   pswitch demo                 16-port switch; plots into ./pswitch-demo
@@ -26,7 +36,11 @@ EXAMPLES = """examples:
   pswitch demo --json --no-plots   machine-readable results
   pswitch serve                the emulated bench on loopback; writes bench.json
   pswitch serve --ports 4 --config /tmp/bench.json
+  pswitch route 0-5 1-3 2-4 --ports 8   settings and predicted powers of a matching
+  pswitch schedule torus --ports 16 --spares 3,7,11,15
+  pswitch calibrate --bench bench.json  calibrate the chip on a bench (or `pswitch serve`'s)
   pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png
+  pswitch bench --list                 the benchmarks against peers
 """
 
 
@@ -140,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--seconds", type=float, default=None, help="stop after this long (default: never)"
     )
+    for command in SUBCOMMANDS:
+        command.register(sub)
     # Subcommands of packages hil may not import (e.g. `pswitch layout` from layouts) register
     # themselves under this entry point group; each sets a `run(args) -> exit code` default.
     for command in sorted(entry_points(group="pswitch.commands"), key=lambda e: e.name):
@@ -175,6 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             serve(args.ports, args.seed, args.host, args.config, args.seconds)
         elif hasattr(args, "run"):
             return args.run(args)
+    except BrokenPipeError:  # the reader left early (`pswitch ... | head`): no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except InstrumentError as exc:  # the bench failed, not the command line
+        print(f"pswitch {args.command}: error: {exc}", file=sys.stderr)
+        return 1
     except PswitchError as exc:
         print(f"pswitch {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,143 @@
+"""``pswitch calibrate --bench CONFIG``: self-calibrate the chip on a bench and check it.
+
+Opens every instrument of the bench configuration (VISA sessions: the heater driver, laser,
+input switch and power meter), runs the firmware's self-calibration through them (each
+heater's I-V read back, then each MZI's fringe on the power meter), writes the calibration file
+atomically, locks each output ring on the laser, then applies every matching of an all-to-all
+cover with the calibration and measures each circuit's isolation on the meter. Exits 1 when a
+circuit is below the isolation it needs, a ring does not lock or an instrument fails; 2 on a
+bad command line or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from firmware.fabric import all_to_all
+from hil.bench import Bench
+from hil.bench_config import BenchConfig
+from hil.demo import VERIFY_ISOLATION_DB
+from photonics.errors import SettingsError
+
+EXAMPLES = """examples:
+  pswitch serve --config bench.json &          an emulated bench to try it on
+  pswitch calibrate --bench bench.json         writes calibration.json
+  pswitch calibrate --bench bench.json -o chip7.json --no-verify
+  pswitch calibrate --bench bench.json --json
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``calibrate`` to the ``pswitch`` subcommands."""
+    parser = sub.add_parser(
+        "calibrate",
+        help="self-calibrate the chip on a bench and check it on the meter",
+        description=__doc__,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--bench", required=True, metavar="CONFIG", help="bench configuration (pswitch serve)"
+    )
+    parser.add_argument(
+        "-o", "--output", default="calibration.json", help="calibration file to write"
+    )
+    parser.add_argument(
+        "--no-verify", action="store_true", help="skip the all-to-all check on the meter"
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.set_defaults(run=run)
+
+
+def _progress() -> Any:
+    from tqdm import tqdm
+
+    bar = tqdm(desc="calibrate", unit="MZI", leave=False, file=sys.stderr, disable=None)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    return bar, update
+
+
+def calibrate(config: BenchConfig, output: str, verify: bool) -> dict[str, Any]:
+    """Calibrate the bench's chip into ``output`` and check it; the results as data (s, mW,
+    dB)."""
+    with Bench(config) as bench:
+        bar, update = _progress()
+        t0 = time.perf_counter()
+        with bar:
+            cal = bench.calibrate(output, progress=update)
+        fitted = cal.p_pi_mW if cal.phase_fitted is None else cal.p_pi_mW[cal.phase_fitted]
+        result: dict[str, Any] = {
+            "bench": {"ports": config.ports, "mesh": config.mesh, "chip_id": config.chip_id},
+            "calibration": output,
+            "calibrate_s": time.perf_counter() - t0,
+            "mzis": int(bench.controller.fabric.n_cells),
+            "heaters": int(cal.p_pi_mW.size),
+            "phase_fitted": int(fitted.size),
+            "p_pi_mW": [float(np.min(fitted)), float(np.median(fitted)), float(np.max(fitted))],
+            "rings_locked": [bench.lock_ring(r)[0] for r in range(len(config.ring_channels))],
+            "verify_isolation_db": VERIFY_ISOLATION_DB,
+            "matchings": [],
+        }
+        if verify:
+            t0 = time.perf_counter()
+            for m in all_to_all(bench.controller.fabric).matchings:
+                check = bench.verify(m)
+                result["matchings"].append(
+                    {
+                        "pairs": [list(p) for p in m.pairs],
+                        "worst_isolation_db": check.worst_isolation_db,
+                    }
+                )
+            result["verify_s"] = time.perf_counter() - t0
+    worst = [m["worst_isolation_db"] for m in result["matchings"]]
+    result["worst_isolation_db"] = min(worst, default=None)
+    result["verified"] = all(w >= VERIFY_ISOLATION_DB for w in worst) and all(
+        result["rings_locked"]
+    )
+    return result
+
+
+def _print(r: dict[str, Any]) -> None:
+    b = r["bench"]
+    low, mid, high = r["p_pi_mW"]
+    print(
+        f"calibrated {b['chip_id']} ({b['ports']}-port {b['mesh']}, {r['mzis']} MZIs) in "
+        f"{r['calibrate_s']:.1f} s: phase fitted for {r['phase_fitted']} of {r['heaters']} "
+        f"heaters (the detectors see no others), P_pi {low:.1f} / {mid:.1f} / {high:.1f} mW "
+        f"(min / median / max)"
+    )
+    if r["rings_locked"]:
+        print(f"rings locked on the laser: {sum(r['rings_locked'])} of {len(r['rings_locked'])}")
+    print(f"calibration written to {r['calibration']}")
+    if r["matchings"]:
+        bad = [m for m in r["matchings"] if m["worst_isolation_db"] < r["verify_isolation_db"]]
+        print(
+            f"all-to-all on the meter: {len(r['matchings']) - len(bad)} of "
+            f"{len(r['matchings'])} matchings at >= {r['verify_isolation_db']:.0f} dB isolation "
+            f"(worst {r['worst_isolation_db']:.1f} dB) in {r['verify_s']:.1f} s"
+        )
+        for m in bad:
+            print(f"  below: {m['pairs']} at {m['worst_isolation_db']:.1f} dB")
+
+
+def run(args: argparse.Namespace) -> int:
+    folder = Path(args.output).resolve().parent
+    if not folder.is_dir():
+        raise SettingsError(f"cannot write {args.output}: folder {folder} does not exist")
+    result = calibrate(BenchConfig.load(args.bench), args.output, not args.no_verify)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print(result)
+    return 0 if result["verified"] else 1

@@ -1,0 +1,267 @@
+"""``pswitch route``: a matching or a permutation in, every cell's setting and the predicted
+powers out.
+
+Settings are cell angles (rad: ``theta`` 0 bar, pi/2 cross; ``phi`` and the output phases of a
+feed-forward mesh); a chip's calibration turns them into heater currents when a switch applies
+them. Powers are predicted for cells at the published typical figures
+(:meth:`~photonics.mzi.MZIImperfections.typical`: 35 dB extinction, 0.5 dB loss): the transfer
+matrix of a feed-forward mesh, the scattering solve (loops included) of a recirculating one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from typing import Any
+
+import numpy as np
+
+from photonics.errors import MatchingError, PortError, SettingsError
+from photonics.feedforward import ClementsMesh, FeedForwardMesh, ReckMesh
+from photonics.matching import Matching, Permutation
+from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
+from photonics.routing import Router, hexagonal_switch, requests_for, switch_6x6
+from photonics.switch import FeedForwardFabric
+from photonics.waveguide_mesh import CROSS, scattering
+
+MESHES = ("clements", "reck", "hexagonal", "switch6x6")
+#: Largest feed-forward mesh routed here (its transfer matrix is dense).
+MAX_PORTS = 256
+#: The power matrix is printed up to this many ports (always in ``--json``).
+MATRIX_PORTS = 16
+
+EXAMPLES = """examples:
+  pswitch route 0-5 1-3 2-4 --ports 8       pairs on an 8-port Clements switch
+  pswitch route --perm 3,0,-,1              input i to output perm[i]; '-' leaves it dark
+  pswitch route 0-5 1-2 --mesh reck --ports 6
+  pswitch route 0-9 3-12 --mesh hexagonal --ports 16
+  pswitch route --perm 5,4,3,2,1,0 --mesh switch6x6   the 6x6 switch's hexagonal mesh
+  pswitch route 0-1 2-3 --json > settings.json
+"""
+
+
+def _pair(text: str) -> tuple[int, int]:
+    found = re.fullmatch(r"\s*(\d+)\s*[-:]\s*(\d+)\s*", text)
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            f"a pair is two ports joined by '-', e.g. 0-5; got {text!r}"
+        )
+    return int(found.group(1)), int(found.group(2))
+
+
+def _perm(text: str) -> list[int | None]:
+    out: list[int | None] = []
+    for item in text.split(","):
+        item = item.strip()
+        if item == "-":
+            out.append(None)
+        elif item.isdigit():
+            out.append(int(item))
+        else:
+            raise argparse.ArgumentTypeError(
+                f"a permutation is output ports separated by commas, '-' for a dark input, "
+                f"e.g. 3,0,-,1; got {text!r}"
+            )
+    return out
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``route`` to the ``pswitch`` subcommands."""
+    parser = sub.add_parser(
+        "route",
+        help="settings and predicted powers for a matching or permutation",
+        description=__doc__,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "pairs", nargs="*", type=_pair, metavar="A-B", help="a matching: ports that talk"
+    )
+    parser.add_argument(
+        "--perm", type=_perm, default=None, help="a permutation instead: output of each input"
+    )
+    parser.add_argument("--mesh", choices=MESHES, default="clements", help="the switch's mesh")
+    parser.add_argument(
+        "--ports",
+        type=int,
+        default=None,
+        help="switch ports (default: 8 for pairs, the permutation's length, 6 for switch6x6)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.set_defaults(run=run)
+
+
+def request_of(
+    pairs: list[tuple[int, int]], perm: list[int | None] | None, mesh: str, ports: int | None
+) -> Matching | Permutation:
+    """The request the command line names, checked against the mesh."""
+    if bool(pairs) == (perm is not None):
+        raise SettingsError("give either pairs (e.g. 0-5 1-3) or --perm, not both or neither")
+    fixed = 6 if mesh == "switch6x6" else len(perm) if perm is not None else None
+    if fixed is not None and ports not in (None, fixed):
+        raise PortError(f"--ports {ports} does not fit: this request needs {fixed} ports")
+    n = fixed or ports or 8
+    if mesh in ("clements", "reck") and not 2 <= n <= MAX_PORTS:
+        raise PortError(f"a {mesh} switch has 2..{MAX_PORTS} ports, got {n}")
+    if perm is not None:
+        if mesh == "hexagonal":
+            raise SettingsError(
+                "a hexagonal switch's endpoints send and receive on one port: give pairs"
+            )
+        return Permutation(perm)
+    if mesh == "switch6x6":
+        raise SettingsError("the 6x6 switch joins west inputs to east outputs: give --perm")
+    try:
+        return Matching(pairs, n)
+    except PortError as exc:
+        raise PortError(f"{exc} (--ports sets the switch size)") from None
+
+
+def _circuits(request: Matching | Permutation) -> list[tuple[int, int]]:
+    if isinstance(request, Permutation):
+        return request.pairs()
+    return [c for a, b in request.pairs for c in ((a, b), (b, a))]
+
+
+def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
+    """Route ``request`` on ``mesh_name``: settings, circuits and predicted powers (dB) as
+    data. ``powers_db[out][in]``: power reaching output ``out`` from input ``in`` lit alone
+    (1 mW in, dBm), None for dark inputs."""
+    imperfections = MZIImperfections.typical()
+    n = request.n_ports
+    circuit_cells: dict[tuple[int, int], list[int]] = {}
+    if mesh_name in ("clements", "reck"):
+        mesh: FeedForwardMesh = (ClementsMesh if mesh_name == "clements" else ReckMesh)(n)
+        settings = mesh.route(request)
+        P = np.abs(mesh.transfer(settings, imperfections)) ** 2
+        cells = [
+            {
+                "cell": k,
+                "column": int(mesh.columns[k]),
+                "mode": int(mesh.modes[k]),
+                "theta_rad": float(settings.theta[k]),
+                "phi_rad": float(settings.phi[k]),
+                "state": "cross" if settings.theta[k] > np.pi / 4 else "bar",
+            }
+            for k in range(mesh.n_mzis)
+        ]
+        traced = FeedForwardFabric(mesh).trace(settings.theta)
+        circuit_cells = {(a, b): list(traced[a]) for a, b in _circuits(request)}
+        extra: dict[str, Any] = {"output_phase_rad": settings.output_phase.tolist()}
+        return_port = False  # an input and the output of the same number are different ports
+    else:
+        if mesh_name == "hexagonal":
+            wg, ends = hexagonal_switch(n)
+            inputs = outputs = ends
+        else:
+            wg, inputs, outputs = switch_6x6()
+        directed = isinstance(request, Permutation)
+        result = Router(wg).route(
+            requests_for(request, (inputs, outputs) if directed else inputs), directed
+        )
+        if not result.ok:
+            why = "; ".join(f"{pair}: {reason}" for pair, reason in result.failures.items())
+            raise MatchingError(f"not realizable on this mesh: {why}")
+        theta = result.theta()
+        S = scattering(wg, theta, imperfections=imperfections)
+        P = np.abs(S[np.ix_(outputs, inputs)]) ** 2
+        index = {p: i for i, p in enumerate(inputs)} | {p: i for i, p in enumerate(outputs)}
+        for path in result.paths:
+            a, b = (index[p] for p in path.ports)
+            circuit_cells[(a, b)] = [int(c) for c in path.cells]
+            circuit_cells[(b, a)] = circuit_cells[(a, b)][::-1]
+        cells = [
+            {
+                "cell": k,
+                "theta_rad": float(theta[k]),
+                "state": "cross" if result.states[k] == CROSS else "bar",
+            }
+            for k in range(wg.n_cells)
+        ]
+        extra = {
+            "edge_ports_in": [int(p) for p in inputs],
+            "edge_ports_out": [int(p) for p in outputs],
+        }
+        return_port = not directed  # an endpoint sends and receives on one edge port
+    circuits = _circuits(request)
+    lit = sorted({src for src, _ in circuits})
+    rows = []
+    for src, dst in circuits:
+        # a matching's endpoint gets its own light back through its port: return loss, not
+        # crosstalk (as photonics.routing.verify counts it)
+        others = [P[dst, x] for x in lit if x != src and not (return_port and x == dst)]
+        leak = max(max(others, default=0.0), 1e-30)
+        rows.append(
+            {
+                "source": src,
+                "target": dst,
+                "loss_db": float(-10 * np.log10(P[dst, src])),
+                "isolation_db": float(10 * np.log10(P[dst, src] / leak)),
+                "cells": circuit_cells[(src, dst)],
+            }
+        )
+    dbm = 10 * np.log10(np.maximum(P, 1e-30))
+    return {
+        "mesh": mesh_name,
+        "ports": n,
+        "request": {"pairs": [list(p) for p in request.pairs]}
+        if isinstance(request, Matching)
+        else {"permutation": list(request.targets)},
+        "imperfections": {
+            "extinction_db": PUBLISHED_EXTINCTION_DB[1],
+            "loss_db_per_cell": DEFAULT_LOSS_DB,
+        },
+        "cells": cells,
+        **extra,
+        "circuits": rows,
+        "worst_loss_db": max((r["loss_db"] for r in rows), default=0.0),
+        "worst_isolation_db": min((r["isolation_db"] for r in rows), default=float("inf")),
+        "powers_db": [[float(dbm[o, i]) if i in lit else None for i in range(n)] for o in range(n)],
+    }
+
+
+def _grid(cells: list[dict[str, Any]]) -> list[str]:
+    """A feed-forward mesh's cell states: one row per mode pair, one column per mesh column."""
+    columns = max(c["column"] for c in cells) + 1
+    modes = max(c["mode"] for c in cells) + 1
+    art = [["." for _ in range(columns)] for _ in range(modes)]
+    for c in cells:
+        art[c["mode"]][c["column"]] = "X" if c["state"] == "cross" else "="
+    return [f"  modes {m:>3}-{m + 1:<3} " + " ".join(row) for m, row in enumerate(art)]
+
+
+def _print(r: dict[str, Any]) -> None:
+    n, cells = r["ports"], r["cells"]
+    cross = sum(c["state"] == "cross" for c in cells)
+    print(f"{r['mesh']} switch, {n} ports, {len(cells)} cells ({cross} cross, rest bar)")
+    if "column" in cells[0]:
+        print("cell states by column (X cross, = bar, . no cell):")
+        print("\n".join(_grid(cells)))
+    imp = r["imperfections"]
+    print(
+        f"predicted for cells at {imp['extinction_db']:.0f} dB extinction and "
+        f"{imp['loss_db_per_cell']} dB loss:"
+    )
+    print("  circuit        loss dB   isolation dB   cells")
+    for c in r["circuits"]:
+        path = f"{c['source']:>3} -> {c['target']:<3}"
+        print(f"  {path:<12} {c['loss_db']:8.2f} {c['isolation_db']:14.1f}   {len(c['cells'])}")
+    print(
+        f"worst loss {r['worst_loss_db']:.2f} dB, worst isolation {r['worst_isolation_db']:.1f} dB"
+    )
+    if n <= MATRIX_PORTS:
+        print("power matrix, dBm for 1 mW into each lit input (rows outputs, columns inputs):")
+        print("       " + "".join(f"{i:>7}" for i in range(n)))
+        for o, row in enumerate(r["powers_db"]):
+            print(f"  {o:>4} " + "".join("      -" if v is None else f"{v:7.1f}" for v in row))
+
+
+def run(args: argparse.Namespace) -> int:
+    request = request_of(args.pairs, args.perm, args.mesh, args.ports)
+    result = route(args.mesh, request)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print(result)
+    return 0
