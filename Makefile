@@ -27,6 +27,7 @@ test: lint
 # The command reference is generated from the grammar; a test checks it is current.
 docs: $(STAMP)
 	$(BIN)/python -m firmware.reference docs/commands.md
+	$(BIN)/python -m hil.cli_reference docs/cli.md
 
 # Peers for the side-by-side benchmarks live in the optional `bench` extra.
 $(VENV)/.pswitch-bench: $(STAMP)

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from hil.demo import DemoSettings
+from photonics.errors import SettingsError
+
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))
 
 
@@ -21,6 +24,7 @@ def test_demo_json_reports_every_step_verified_and_writes_the_plots(tmp_path) ->
     assert done.returncode == 0, done.stderr
     r = json.loads(done.stdout)
     assert r["ports"] == 8 and r["mzis"] == 28 and r["calibrated"]
+    assert r["mesh"] == "clements" and r["calibration"]["through_detectors"]
     a = r["all_to_all"]
     assert a["matchings"] == 7 and a["verified"] == 7  # 1-factorization of 8, all measured
     assert a["worst_isolation_db"] >= 20 and a["worst_loss_error_db"] <= 1
@@ -44,6 +48,52 @@ def test_demo_json_reports_every_step_verified_and_writes_the_plots(tmp_path) ->
         assert png.startswith(b"\x89PNG") and len(png) > 5000
 
 
+def test_demo_on_the_hexagonal_mesh_verifies_every_step_and_says_calibration_was_refused(
+    tmp_path,
+) -> None:
+    args = ("--mesh", "hexagonal", "--ports", "8", "--seed", "3", "--json")
+    done = run("demo", *args, "--plots", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout)
+    assert r["mesh"] == "hexagonal" and r["ports"] == 8 and r["mzis"] == 63  # 4x4 hexagons
+    # CAL:RUN is feed-forward only: refused, and the chip runs on its factory calibration
+    c = r["calibration"]
+    assert r["calibrated"] and not c["through_detectors"]
+    assert "feed-forward" in c["cal_run_error"] and c["chip_id"] == "EMU-HEXAGONAL-8"
+    a = r["all_to_all"]
+    assert a["matchings"] == 7 and a["verified"] == 7 and a["unverified_circuits"] == []
+    assert a["worst_isolation_db"] >= 20 and a["worst_loss_error_db"] <= 1
+    t = r["training_step"]
+    assert t["accelerators"] == 6 and t["phases"] >= 2 and 0 < t["duty_cycle"] < 1
+    f = r["failover"]
+    assert f["spare"] in t["spares"] and f["failed_port"] not in f["job_endpoints_after"]
+    assert f["new_circuits_verified"] and f["untouched_verified"]
+    assert f["untouched_circuits"] >= 1 and f["untouched_max_change_db"] <= 0.1
+    steps = {s["step"]: s for s in r["timeline"]}
+    assert list(steps) == ["calibrate", "all-to-all", "training step", "failover"]
+    assert steps["calibrate"]["modeled_s"] == 0  # refused: no hardware time spent
+    assert all(steps[s]["modeled_s"] > 0 for s in ("all-to-all", "training step", "failover"))
+    assert r["ring_lock"]["locked"]
+    assert sorted(r["plots"]) == ["mesh", "powers", "ring", "timeline"]
+    for path in r["plots"].values():
+        png = Path(path).read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 5000
+
+
+def test_demo_text_names_the_hexagonal_mesh_and_the_refused_calibration() -> None:
+    done = run("demo", "--mesh", "hexagonal", "--ports", "8", "--seed", "3", "--no-plots")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Emulated 8-port switch (hexagonal mesh, 63 cells, seed 3)"
+    assert "CAL:RUN refused" in lines[1] and "factory calibration" in lines[1]
+    assert "7 matchings applied, 7 verified by measured powers" in done.stdout
+
+
+def test_demo_settings_refuse_an_unknown_mesh_naming_the_allowed_ones() -> None:
+    with pytest.raises(SettingsError, match="mesh must be one of clements, hexagonal; got 'torus'"):
+        DemoSettings(mesh="torus")
+
+
 def test_demo_text_names_what_it_shows() -> None:
     done = run("demo", "--ports", "4", "--no-plots")
     assert done.returncode == 0, done.stderr
@@ -64,6 +114,7 @@ def test_demo_text_names_what_it_shows() -> None:
         (["demo", "--ports", "7"], "ports must be even and in 4..32, got 7"),
         (["demo", "--ports", "40"], "ports must be even and in 4..32, got 40"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (["demo", "--mesh", "torus"], "argument --mesh: invalid choice: 'torus'"),
     ],
 )
 def test_bad_input_exits_non_zero_with_a_message_and_no_traceback(args, words) -> None:
@@ -77,3 +128,5 @@ def test_help_has_examples() -> None:
     done = run("demo", "--help")
     assert done.returncode == 0
     assert "pswitch demo --ports 32" in done.stdout
+    assert "pswitch demo --mesh hexagonal" in done.stdout
+    assert "--mesh {clements,hexagonal}" in done.stdout

@@ -48,7 +48,7 @@ def test_readme_snippet_runs(line: int, code: str) -> None:
 
 def test_the_docs_pages_are_there_and_have_snippets() -> None:
     names = {p.stem for p in PAGES}
-    assert {"index", "commands", *RUNNABLE} <= names
+    assert {"index", "commands", "cli", *RUNNABLE} <= names
     for name in RUNNABLE:
         assert snippets(DOCS / f"{name}.md"), f"docs/{name}.md has no python snippet"
 
@@ -66,3 +66,9 @@ def test_relative_links_point_at_files_that_exist(page: Path) -> None:
         if "://" in target or target.startswith("mailto:"):
             continue
         assert (page.parent / target).exists(), f"{page.name}: broken link {target!r}"
+
+
+def test_the_command_line_reference_is_current() -> None:
+    from hil.cli_reference import reference
+
+    assert (DOCS / "cli.md").read_text() == reference(), "run `make docs`"

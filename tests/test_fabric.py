@@ -33,7 +33,8 @@ from photonics import (
     SettingsError,
     ShapeError,
 )
-from photonics.routing import Router, switch_6x6, switch_32
+from photonics.mzi import MZIImperfections
+from photonics.routing import Router, hexagonal_switch, requests_for, switch_6x6, switch_32, verify
 from photonics.switch import FeedForwardFabric, MeshFabric, SwitchPlan
 from photonics.waveguide_mesh import BAR, CROSS, trace
 
@@ -117,6 +118,28 @@ def test_all_to_all_odd_on_a_recirculating_mesh_packs_pairs_that_do_not_route():
     assert sorted(pairs_of(cover.matchings)) == list(itertools.combinations(range(5), 2))
     for m, plan in zip(cover.matchings, cover.plans, strict=True):
         assert all(mesh_exit(fabric, plan, a) == b for a, b in m.pairs)
+
+
+def test_all_to_all_with_an_isolation_requirement_keeps_only_matchings_that_reach_it():
+    mesh, ends = hexagonal_switch(16)
+    fabric = MeshFabric(Router(mesh), ends)
+    plain = all_to_all(fabric)
+    strict = all_to_all(fabric, isolation_db=25.0)
+    assert sorted(pairs_of(strict.matchings)) == list(itertools.combinations(range(16), 2))
+    worst = [
+        verify(
+            mesh, fabric.router.route(requests_for(m, ends)), MZIImperfections.typical()
+        ).worst_isolation_db
+        for m in plain.matchings
+    ]
+    assert min(worst) < 25  # the plain cover has a matching below the requirement ...
+    for m, plan in zip(strict.matchings, strict.plans, strict=True):
+        result = fabric.router.route(requests_for(m, ends))
+        assert result.isolation_db >= 25  # ... the strict one none, as predicted ...
+        assert np.array_equal(result.theta(), plan.theta)  # ... and its plans are those routes
+    assert "25.0 dB" in strict.note
+    with pytest.raises(SettingsError, match="recirculating mesh"):
+        all_to_all(clements(4), isolation_db=25.0)
 
 
 def test_all_to_all_refuses_bad_attempts():

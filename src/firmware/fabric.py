@@ -140,7 +140,7 @@ def _split(fabric: Fabric, pairs: Iterable[tuple[int, int]]) -> list[tuple[Match
     return out
 
 
-def all_to_all(fabric: Fabric, attempts: int = 8) -> AllToAll:
+def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = None) -> AllToAll:
     """A 1-factorization of the complete graph on ``fabric.n_ports`` endpoints, realizable.
 
     The circle method gives ``n - 1`` perfect matchings (even ``n``) or ``n`` near-perfect ones
@@ -149,7 +149,9 @@ def all_to_all(fabric: Fabric, attempts: int = 8) -> AllToAll:
     the router's cover (:func:`~photonics.routing.all_to_all_cover`: other relabelings, then the
     pairs of unroutable rounds packed into more matchings); otherwise (odd ``n`` or another
     fabric) the circle method is relabeled up to ``attempts`` times and the pairs of rounds that
-    never plan are packed greedily. ``AllToAll.note`` says when the cover is larger than optimal.
+    never plan are packed greedily. ``isolation_db`` (a recirculating mesh only): keep only
+    matchings whose predicted isolation reaches it (dB), the router's cover with that
+    requirement. ``AllToAll.note`` says when the cover is larger than optimal.
     Raises :class:`MatchingError` when some pair cannot be joined at all.
     """
     n = fabric.n_ports
@@ -157,14 +159,17 @@ def all_to_all(fabric: Fabric, attempts: int = 8) -> AllToAll:
         raise SettingsError(f"attempts must be an integer >= 1, got {attempts!r}")
     if n < 2:
         return AllToAll((), (), "fewer than 2 endpoints: nothing to join")
+    recirculating = isinstance(fabric, MeshFabric) and n % 2 == 0
+    if isolation_db is not None and not recirculating:
+        raise SettingsError("an isolation requirement needs a recirculating mesh of even ports")
     best: tuple[list[tuple[Matching, SwitchPlan]], list[Matching]] | None = None
-    for shift in range(attempts):
+    for shift in range(attempts if isolation_db is None else 0):
         good, bad = [], []
         for m in _rounds(n, shift):
             plan = _try_plan(fabric, m)
             if plan is None:
                 bad.append(m)
-                if isinstance(fabric, MeshFabric) and n % 2 == 0:
+                if recirculating:
                     break  # the router's cover takes over from here
             else:
                 good.append((m, plan))
@@ -174,12 +179,13 @@ def all_to_all(fabric: Fabric, attempts: int = 8) -> AllToAll:
                 tuple(p for _, p in good),
                 f"optimal: {len(good)} {'perfect' if n % 2 == 0 else 'near-perfect'} matchings",
             )
-        if isinstance(fabric, MeshFabric) and n % 2 == 0:
+        if recirculating:
             break
         if best is None or len(bad) < len(best[1]):
             best = (good, bad)
-    if isinstance(fabric, MeshFabric) and n % 2 == 0:
-        cover = all_to_all_cover(fabric.router, fabric.endpoints, attempts)
+    if recirculating:
+        assert isinstance(fabric, MeshFabric)
+        cover = all_to_all_cover(fabric.router, fabric.endpoints, attempts, isolation_db)
         if cover.unroutable:
             raise MatchingError(
                 f"no all-to-all cover: endpoint pairs {list(cover.unroutable)} cannot be routed"

@@ -23,37 +23,61 @@ from pathlib import Path
 from typing import Any
 
 from hil import cli_bench, cli_calibrate, cli_route, cli_schedule
-from hil.demo import DemoSettings, run_demo
+from hil.demo import DEMO_MESHES, DemoSettings, run_demo
 from hil.errors import InstrumentError
 from photonics import PswitchError
 
 #: Subcommands of hil with their own module: each has ``register(sub)``, which sets ``run``.
 SUBCOMMANDS = (cli_route, cli_schedule, cli_calibrate, cli_bench)
 
+DEMO_EXAMPLES = """examples:
+  pswitch demo                       16-port Clements switch; plots into ./pswitch-demo
+  pswitch demo --ports 32 --seed 7   the PipSwitch scale, another chip
+  pswitch demo --mesh hexagonal      the same scenario on a recirculating hexagonal mesh
+  pswitch demo --json --no-plots     machine-readable results
+"""
+
+SERVE_EXAMPLES = """examples:
+  pswitch serve                      8-port bench on loopback; writes bench.json
+  pswitch serve --ports 4 --config /tmp/bench.json --seconds 600
+"""
+
 EXAMPLES = """examples:
-  pswitch demo                 16-port switch; plots into ./pswitch-demo
-  pswitch demo --ports 32 --seed 7
-  pswitch demo --json --no-plots   machine-readable results
-  pswitch serve                the emulated bench on loopback; writes bench.json
-  pswitch serve --ports 4 --config /tmp/bench.json
+  pswitch demo                          the headline scenario on the built-in emulator
   pswitch route 0-5 1-3 2-4 --ports 8   settings and predicted powers of a matching
   pswitch schedule torus --ports 16 --spares 3,7,11,15
+  pswitch serve                         the emulated bench on loopback; writes bench.json
   pswitch calibrate --bench bench.json  calibrate the chip on a bench (or `pswitch serve`'s)
   pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png
-  pswitch bench --list                 the benchmarks against peers
+  pswitch bench --list                  the benchmarks against peers
 """
 
 
 def _print_demo(r: dict[str, Any]) -> None:
     a, t, f = r["all_to_all"], r["training_step"], r["failover"]
-    print(f"Emulated {r['ports']}-port switch (Clements mesh, {r['mzis']} MZIs, seed {r['seed']})")
-    print(f"1. calibrated through the detectors: {r['calibrated']}")
+    cells = "MZIs" if r["mesh"] == "clements" else "cells"
+    mesh = "Clements" if r["mesh"] == "clements" else r["mesh"]
+    print(f"Emulated {r['ports']}-port switch ({mesh} mesh, {r['mzis']} {cells}, seed {r['seed']})")
+    c = r["calibration"]
+    if c["through_detectors"]:
+        print(f"1. calibrated through the detectors: {r['calibrated']}")
+    else:
+        print(
+            f"1. calibrated through the detectors: False (CAL:RUN refused: {c['cal_run_error']}); "
+            f"running on the factory calibration of {c['chip_id']} ({c['created']})"
+        )
     print(
         f"2. all-to-all: {a['matchings']} matchings applied, {a['verified']} verified by "
         f"measured powers at >= {a['verify_isolation_db']:.0f} dB isolation (worst "
         f"{a['worst_isolation_db']:.1f} dB; loss within {a['worst_loss_error_db']:.2f} dB of "
         f"predicted)"
     )
+    for u in a["unverified_circuits"]:
+        print(
+            f"   not verified: matching {u['matching']}, circuit {u['source']} -> {u['target']}: "
+            f"isolation {u['isolation_db']:.1f} dB, loss {u['loss_db']:.1f} dB (predicted "
+            f"{u['predicted_loss_db']:.1f} dB)"
+        )
     print(
         f"3. training step, {t['topology']} job: {t['phases']} phases of "
         f"{t['phase_dwell_s'] * 1e3:.0f} ms, duty cycle {100 * t['duty_cycle']:.1f} %"
@@ -116,13 +140,20 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="the headline scenario: calibrate, all-to-all, training step, failover",
         description=demo_doc(),
-        epilog=EXAMPLES,
+        epilog=DEMO_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     demo.add_argument(
         "--ports", type=_positive_int, default=16, help="switch ports, even, 4-32 (default 16)"
     )
     demo.add_argument("--seed", type=int, default=0, help="seed of the emulated chip")
+    demo.add_argument(
+        "--mesh",
+        choices=DEMO_MESHES,
+        default="clements",
+        help="the switch's mesh: feed-forward Clements or recirculating hexagonal (default "
+        "clements)",
+    )
     demo.add_argument(
         "--plots", default="pswitch-demo", help="folder for the PNG plots (default pswitch-demo)"
     )
@@ -138,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
             "(pswitch.bench JSON) that hil.bench.Bench and `pswitch calibrate` read. Runs "
             "until interrupted (Ctrl-C)."
         ),
-        epilog=EXAMPLES,
+        epilog=SERVE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument("--ports", type=_positive_int, default=8, help="chip ports, 4 or 8")
@@ -182,7 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "demo":
             plots = None if args.no_plots else Path(args.plots)
-            result = run_demo(DemoSettings(args.ports, args.seed, plots), _progress_bar())
+            settings = DemoSettings(args.ports, args.seed, plots, args.mesh)
+            result = run_demo(settings, _progress_bar())
             if args.json:
                 print(json.dumps(result, indent=2))
             else:

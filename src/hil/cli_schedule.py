@@ -1,6 +1,7 @@
 """``pswitch schedule``: a time-multiplexed schedule of matchings, run on the emulated switch.
 
-An all-to-all cover (every pair of endpoints joined once), or the circuits of a training job
+An all-to-all cover (every pair of endpoints joined once; on a hexagonal mesh only matchings
+predicted at the router's 25 dB isolation target), or the circuits of a training job
 (a ring, or a torus whose every row and column is a ring), one matching per step. The schedule
 is loaded into an emulated switch's firmware (``SCH:ADD``) and run for one period after the
 first step; each step's reconfiguration time is what the emulated heater driver models (every
@@ -19,6 +20,7 @@ from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch
 from photonics.errors import SettingsError, ShapeError
 from photonics.matching import Matching
+from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
 
 KINDS = ("all-to-all", "ring", "torus")
 MESHES = ("clements", "reck", "hexagonal")
@@ -119,7 +121,9 @@ def schedule(args: argparse.Namespace) -> dict[str, Any]:
     switch = Switch.emulated(ports=args.ports, mesh=args.mesh, seed=args.seed)
     fabric = switch.transport.controller.fabric
     if job is None:
-        cover = all_to_all(fabric)
+        # on a recirculating mesh, only matchings predicted at the router's isolation target
+        floor = DEFAULT_ISOLATION_TARGET_DB if args.mesh == "hexagonal" else None
+        cover = all_to_all(fabric, isolation_db=floor)
         matchings: list[Matching] = list(cover.matchings)
         note = cover.note
     else:
