@@ -31,7 +31,6 @@ import numpy as np
 from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch, SwitchError
 from photonics.errors import SettingsError
-from photonics.matching import Matching
 from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
 from photonics.switch import MeshFabric, SwitchPlan
 
@@ -257,7 +256,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     result["ring_lock"] = {"locked": lock["locked"], "error_nm": lock["error_nm"]}
     if settings.plots_dir is not None:
         result["plots"] = write_plots(
-            settings.plots_dir, controller, first_P, schedule.plans[0].matching, lock, steps
+            settings.plots_dir, controller.fabric, first_P, schedule.plans[0], lock, steps
         )
     return result
 
@@ -281,13 +280,14 @@ def _lock_trace(seed: int, ring: int = 0) -> dict[str, Any]:
 
 def write_plots(
     folder: Path,
-    controller: Any,
+    fabric: Any,
     P: np.ndarray,
-    matching: Matching,
+    plan: SwitchPlan,
     lock: dict[str, Any],
     steps: list[dict[str, Any]],
 ) -> dict[str, str]:
-    """Write the four PNGs into ``folder`` (created); their paths by name."""
+    """Write the four PNGs into ``folder`` (created); their paths by name. The mesh and the
+    power matrix (``P``, mW ``[output, input]``) show the same applied ``plan``."""
     import matplotlib
 
     matplotlib.use("Agg")  # headless
@@ -295,11 +295,10 @@ def write_plots(
 
     folder.mkdir(parents=True, exist_ok=True)
     paths = {name: str(folder / f"{name}.png") for name in ("mesh", "powers", "ring", "timeline")}
-    fabric = controller.fabric
-    theta = controller.plan.theta if controller.plan is not None else np.zeros(fabric.n_cells)
+    theta = plan.theta
 
     if isinstance(fabric, MeshFabric):
-        fig = _hexagonal_mesh_figure(fabric, theta, controller.plan)
+        fig = _hexagonal_mesh_figure(fabric, theta, plan)
     else:
         mesh = fabric.mesh
         fig, ax = plt.subplots(figsize=(8, 4))
@@ -314,7 +313,8 @@ def write_plots(
             marker="s",
         )
         fig.colorbar(dots, label="cell angle theta (deg): 0 bar, 90 cross")
-        ax.set(xlabel="column", ylabel="mode", title=f"Clements mesh, {mesh.n} ports: cell states")
+        title = f"Clements mesh, {mesh.n} ports: cell states ({len(plan.matching.pairs)} pairs)"
+        ax.set(xlabel="column", ylabel="mode", title=title)
         ax.invert_yaxis()
     fig.savefig(paths["mesh"], dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -325,7 +325,7 @@ def write_plots(
     ax.set(
         xlabel="input (lit alone)",
         ylabel="output",
-        title=f"measured powers: {len(matching.pairs)} circuits",
+        title=f"measured powers: {len(plan.matching.pairs)} pairs",
     )
     fig.savefig(paths["powers"], dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -357,7 +357,7 @@ def write_plots(
     return paths
 
 
-def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPlan | None) -> Any:
+def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPlan) -> Any:
     """A recirculating mesh drawn as its lattice: each cell a segment along its edge at its
     position (um), coloured bar or cross (``theta``, rad), thick where a circuit of ``plan``
     crosses it, thin where parked; the endpoints' edge ports marked with their numbers."""
@@ -379,9 +379,8 @@ def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPl
     segments = np.stack([pos - half * along, pos + half * along], axis=1)
     cross = np.sin(theta) ** 2 > 0.5
     used = np.zeros(mesh.n_cells, bool)
-    if plan is not None:
-        for circuit in plan.circuits:
-            used[list(circuit.cells)] = True
+    for circuit in plan.circuits:
+        used[list(circuit.cells)] = True
     colours = np.where(cross, "tab:orange", "tab:blue")
 
     fig, ax = plt.subplots(figsize=(7, 7))
@@ -403,12 +402,12 @@ def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPl
         loc="upper left",
         bbox_to_anchor=(1.01, 1),
     )
-    circuits = 0 if plan is None else len(plan.matching.pairs)
+    circuits = len(plan.matching.pairs)
     ax.set(
         xlabel="x, mm",
         ylabel="y, mm",
         title=f"hexagonal mesh, {fabric.n_ports} endpoints, {mesh.n_cells} cells: cell states "
-        f"({circuits} circuits)",
+        f"({circuits} pairs)",
     )
     ax.set_aspect("equal")
     ax.autoscale_view()
