@@ -18,7 +18,7 @@ PAGES = sorted(DOCS.glob("*.md"))
 RUNNABLE = ("architecture", "physics", "tutorial")
 
 _FENCE = re.compile(r"^```python\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
-_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)")
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)\s]*)?\)|<img src=\"([^\"]+)\"")
 
 
 def snippets(path: Path) -> list[tuple[int, str]]:
@@ -62,7 +62,7 @@ def test_every_snippet_of_a_docs_page_runs_in_order(page: Path) -> None:
 
 @pytest.mark.parametrize("page", [README, *PAGES], ids=["README", *(p.stem for p in PAGES)])
 def test_relative_links_point_at_files_that_exist(page: Path) -> None:
-    for target in _LINK.findall(page.read_text()):
+    for target in (a or b for a, b in _LINK.findall(page.read_text())):
         if "://" in target or target.startswith("mailto:"):
             continue
         assert (page.parent / target).exists(), f"{page.name}: broken link {target!r}"
