@@ -44,7 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--args", default="", help='options for the one benchmark named, e.g. "--sizes 8 16"'
     )
     parser.add_argument(
-        "--dir", type=Path, default=BENCHMARKS, help=f"the benchmarks folder ({BENCHMARKS})"
+        "--dir",
+        type=Path,
+        default=BENCHMARKS,
+        help="the benchmarks folder (default: the checkout's)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object of every figure")
     parser.set_defaults(run=run)
