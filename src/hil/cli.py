@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from typing import Any
 from hil import cli_bench, cli_calibrate, cli_route, cli_schedule
 from hil.demo import DEMO_MESHES, DemoSettings, run_demo
 from hil.errors import InstrumentError
+from hil.progress import progress_bar
 from photonics import PswitchError
 
 #: Subcommands of hil with their own module: each has ``register(sub)``, which sets ``run``.
@@ -100,25 +101,6 @@ def demo_doc() -> str:
     import hil.demo
 
     return hil.demo.__doc__ or ""
-
-
-def _progress_bar() -> Callable[[str, int, int], None]:
-    """A progress bar per stage on stderr (tqdm)."""
-    from tqdm import tqdm
-
-    bars: dict[str, Any] = {}
-
-    def update(stage: str, done: int, total: int) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = tqdm(
-                total=total, desc=stage, leave=False, file=sys.stderr, disable=None
-            )
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
-
-    return update
 
 
 def _positive_int(text: str) -> int:
@@ -214,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "demo":
             plots = None if args.no_plots else Path(args.plots)
             settings = DemoSettings(args.ports, args.seed, plots, args.mesh)
-            result = run_demo(settings, _progress_bar())
+            result = run_demo(settings, progress_bar())
             if args.json:
                 print(json.dumps(result, indent=2))
             else:

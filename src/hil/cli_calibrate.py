@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from firmware.fabric import all_to_all
 from hil.bench import Bench
 from hil.bench_config import BenchConfig
 from hil.demo import VERIFY_ISOLATION_DB
+from hil.progress import progress_bar
 from photonics.errors import SettingsError
 
 EXAMPLES = """examples:
@@ -56,26 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.set_defaults(run=run)
 
 
-def _progress() -> Any:
-    from tqdm import tqdm
-
-    bar = tqdm(desc="calibrate", unit="MZI", leave=False, file=sys.stderr, disable=None)
-
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.update(done - bar.n)
-
-    return bar, update
-
-
 def calibrate(config: BenchConfig, output: str, verify: bool) -> dict[str, Any]:
     """Calibrate the bench's chip into ``output`` and check it; the results as data (s, mW,
     dB)."""
     with Bench(config) as bench:
-        bar, update = _progress()
+        update = progress_bar()
         t0 = time.perf_counter()
-        with bar:
-            cal = bench.calibrate(output, progress=update)
+        cal = bench.calibrate(output, progress=lambda done, total: update("calibrate", done, total))
         fitted = cal.p_pi_mW if cal.phase_fitted is None else cal.p_pi_mW[cal.phase_fitted]
         result: dict[str, Any] = {
             "bench": {"ports": config.ports, "mesh": config.mesh, "chip_id": config.chip_id},

@@ -130,6 +130,7 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
     (1 mW in, dBm), None for dark inputs."""
     imperfections = MZIImperfections.typical()
     n = request.n_ports
+    circuits = _circuits(request)
     circuit_cells: dict[tuple[int, int], list[int]] = {}
     if mesh_name in ("clements", "reck"):
         mesh: FeedForwardMesh = (ClementsMesh if mesh_name == "clements" else ReckMesh)(n)
@@ -147,7 +148,7 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
             for k in range(mesh.n_mzis)
         ]
         traced = FeedForwardFabric(mesh).trace(settings.theta)
-        circuit_cells = {(a, b): list(traced[a]) for a, b in _circuits(request)}
+        circuit_cells = {(a, b): list(traced[a]) for a, b in circuits}
         extra: dict[str, Any] = {"output_phase_rad": settings.output_phase.tolist()}
         return_port = False  # an input and the output of the same number are different ports
     else:
@@ -184,7 +185,6 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
             "edge_ports_out": [int(p) for p in outputs],
         }
         return_port = not directed  # an endpoint sends and receives on one edge port
-    circuits = _circuits(request)
     lit = sorted({src for src, _ in circuits})
     rows = []
     for src, dst in circuits:
