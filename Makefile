@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pswitch-installed
 
-.PHONY: demo test lint bench docs clean
+.PHONY: demo test test-all lint bench docs clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,10 +24,14 @@ lint: $(STAMP)
 test: lint
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q
 
+# Everything, the tests marked slow included (longer fuzzing, whole-bench runs).
+test-all: lint
+	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q -m ""
+
 # The command reference is generated from the grammar; a test checks it is current.
 docs: $(STAMP)
 	$(BIN)/python -m firmware.reference docs/commands.md
-	$(BIN)/python -m hil.cli_reference docs/cli.md
+	$(BIN)/python -m pswitch.reference docs/cli.md
 
 # Peers for the side-by-side benchmarks live in the optional `bench` extra.
 $(VENV)/.pswitch-bench: $(STAMP)
@@ -38,4 +42,4 @@ bench: $(VENV)/.pswitch-bench
 	$(BIN)/pswitch bench
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis .ruff_cache

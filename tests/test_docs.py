@@ -69,6 +69,6 @@ def test_relative_links_point_at_files_that_exist(page: Path) -> None:
 
 
 def test_the_command_line_reference_is_current() -> None:
-    from hil.cli_reference import reference
+    from pswitch.reference import reference
 
     assert (DOCS / "cli.md").read_text() == reference(), "run `make docs`"

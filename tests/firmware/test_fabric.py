@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import seeds
 
 from firmware.fabric import (
     HeaterWriteModel,
@@ -37,6 +36,7 @@ from photonics.mzi import MZIImperfections
 from photonics.routing import Router, hexagonal_switch, requests_for, switch_6x6, switch_32, verify
 from photonics.switch import FeedForwardFabric, MeshFabric, SwitchPlan
 from photonics.waveguide_mesh import BAR, CROSS, trace
+from tests.strategies import seeds
 
 
 @cache

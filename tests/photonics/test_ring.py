@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import permutations
 
 from photonics import Permutation, SettingsError, ShapeError
 from photonics.ring import (
@@ -26,6 +25,7 @@ from photonics.ring import (
     run_lock,
 )
 from photonics.thermal import CrosstalkModel, crosstalk_matrix
+from tests.strategies import permutations
 
 # --- ring spectra ---------------------------------------------------------------------------
 

@@ -1,8 +1,8 @@
 """The ``pswitch`` command line.
 
-``pswitch demo`` runs the headline scenario (:mod:`hil.demo`) on the built-in emulator;
+``pswitch demo`` runs the headline scenario (:mod:`pswitch.demo`) on the built-in emulator;
 ``pswitch serve`` serves the emulated bench; ``route``, ``schedule``, ``calibrate`` and
-``bench`` have a module each (``hil.cli_*``); packages above hil add their own subcommands
+``bench`` have a module each (``pswitch.cli_*``); packages above hil add their own subcommands
 through the ``pswitch.commands`` entry points (``pswitch layout``).
 
 Exit codes: 0 done, 1 a failure of the work (a check below its figure, an instrument that
@@ -18,18 +18,17 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from hil import cli_bench, cli_calibrate, cli_route, cli_schedule
-from hil.demo import DEMO_MESHES, DemoSettings, run_demo
 from hil.errors import InstrumentError
-from hil.progress import progress_bar
 from photonics import PswitchError
+from pswitch import __version__, benchmarks, calibrate, layout, route, schedule
+from pswitch.demo import DEMO_MESHES, DemoSettings, run_demo
+from pswitch.progress import progress_bar
 
-#: Subcommands of hil with their own module: each has ``register(sub)``, which sets ``run``.
-SUBCOMMANDS = (cli_route, cli_schedule, cli_calibrate, cli_bench)
+#: Subcommands with their own module: each has ``register(sub)``, which sets ``run``.
+SUBCOMMANDS = (route, schedule, calibrate, layout, benchmarks)
 
 DEMO_EXAMPLES = """examples:
   pswitch demo                       16-port Clements switch; plots into ./pswitch-demo
@@ -98,9 +97,9 @@ def _print_demo(r: dict[str, Any]) -> None:
 
 
 def demo_doc() -> str:
-    import hil.demo
+    import pswitch.demo
 
-    return hil.demo.__doc__ or ""
+    return pswitch.demo.__doc__ or ""
 
 
 def _positive_int(text: str) -> int:
@@ -117,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"pswitch {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser(
         "demo",
@@ -169,10 +169,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for command in SUBCOMMANDS:
         command.register(sub)
-    # Subcommands of packages hil may not import (e.g. `pswitch layout` from layouts) register
-    # themselves under this entry point group; each sets a `run(args) -> exit code` default.
-    for command in sorted(entry_points(group="pswitch.commands"), key=lambda e: e.name):
-        command.load()(sub)
     return parser
 
 

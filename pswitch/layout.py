@@ -1,8 +1,7 @@
 """``pswitch layout``: build a chip's layout, write its GDS and a picture, check it.
 
-Registered as the ``layout`` entry point of the ``pswitch.commands`` group, which
-:mod:`hil.cli` discovers (hil may not import layouts). This module imports gdsfactory only when
-the command runs, so ``pswitch demo`` and the other commands never load it.
+This module imports gdsfactory only when the command runs, so ``pswitch demo`` and the other
+commands never load it.
 """
 
 from __future__ import annotations
@@ -109,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise PswitchError(
             f"the layout command needs gdsfactory ({exc.name} is missing): "
-            "pip install 'pswitch[layout]'"
+            "pip install 'pswitch-photonics[layout]'"
         ) from None
     t0 = time.perf_counter()
     layout = build(args)

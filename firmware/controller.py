@@ -54,7 +54,7 @@ RING_TRACK_ROUNDS = 6
 RING_LOCK_TOLERANCE = 0.25
 
 try:
-    _VERSION = version("pswitch")
+    _VERSION = version("pswitch-photonics")
 except PackageNotFoundError:  # running from a source tree
     _VERSION = "0"
 

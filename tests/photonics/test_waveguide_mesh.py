@@ -5,7 +5,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
-from strategies import seeds
 
 from photonics import MZIImperfections, PortError, SettingsError, ShapeError
 from photonics.waveguide_mesh import (
@@ -29,6 +28,7 @@ from photonics.waveguide_mesh import (
     trace,
     triangular_mesh,
 )
+from tests.strategies import seeds
 
 A = 811.0  # default unit length, um
 SIDES_OF_FACE = {"hexagonal": 6, "square": 4, "triangular": 3}
@@ -341,6 +341,7 @@ def _minimum(f, grid: np.ndarray, i: int) -> float:
     return float(grid[i] + res.x)
 
 
+@pytest.mark.slow  # ~10-50 s; `make test-all`
 def test_ring_synthesised_in_the_mesh_has_the_expected_fsr() -> None:
     mesh = SWITCH
     ring = mesh.face_cells(0)  # the south-west hexagon: a ring of 6 cells and 6 links

@@ -5,8 +5,8 @@
 - :mod:`layouts.meshes`: Clements / Reck, hexagonal-mesh and ring layouts built from the models;
 - :mod:`layouts.check`: netlist extraction, the metal check, the layout evaluated as a circuit;
 - :mod:`layouts.output`: GDS files written and read back, headless PNG rendering;
-- :mod:`layouts.cli`: ``pswitch layout``.
+- :mod:`pswitch.layout`: ``pswitch layout``.
 
 Needs the ``layout`` extra (gdsfactory). Importing this package, :mod:`layouts.graph` or
-:mod:`layouts.cli` loads none of it; the other modules import gdsfactory.
+:mod:`pswitch.layout` loads none of it; the other modules import gdsfactory.
 """

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import matchings, permutations
 
 from photonics import InvalidInputError, Matching, MatchingError, Permutation, PortError
+from tests.strategies import matchings, permutations
 
 
 @given(st.integers(2, 24).flatmap(matchings))

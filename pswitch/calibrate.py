@@ -22,9 +22,9 @@ import numpy as np
 from firmware.fabric import all_to_all
 from hil.bench import Bench
 from hil.bench_config import BenchConfig
-from hil.demo import VERIFY_ISOLATION_DB
-from hil.progress import progress_bar
 from photonics.errors import SettingsError
+from pswitch.demo import VERIFY_ISOLATION_DB
+from pswitch.progress import progress_bar
 
 EXAMPLES = """examples:
   pswitch serve --config bench.json &          an emulated bench to try it on

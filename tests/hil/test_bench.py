@@ -43,6 +43,7 @@ def test_a_bench_config_round_trips_and_bad_files_are_refused(tmp_path) -> None:
         BenchConfig.load(path)
 
 
+@pytest.mark.slow  # ~10-50 s; `make test-all`
 def test_a_full_bench_calibration_over_visa_routes_within_tolerance(tmp_path) -> None:
     """8-port chip: I-V, every MZI fringe and every ring lock through the Qontrol on a pty and
     the laser, fibre switch and power meter on TCP; the calibration file routes random

@@ -10,7 +10,7 @@ from firmware.reference import PORTS, reference
 from firmware.sdk import Switch, SwitchError
 from photonics.matching import Matching
 
-DOCS = Path(__file__).parent.parent / "docs" / "commands.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
 
 
 def _switch(tmp_path: Path | None = None, **kw) -> tuple[Switch, Controller]:

@@ -1,5 +1,5 @@
 """Writes ``docs/cli.md``, the command-line reference, from the parser itself:
-``python -m hil.cli_reference docs/cli.md`` (``make docs``); a test checks it is current."""
+``python -m pswitch.reference docs/cli.md`` (``make docs``); a test checks it is current."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import os
 import sys
 from pathlib import Path
 
-from hil.cli import build_parser
+from pswitch.cli import build_parser
 
 INTRO = """# Command-line reference
 
-Generated from the `pswitch` parser by `python -m hil.cli_reference` (`make docs`); a test
+Generated from the `pswitch` parser by `python -m pswitch.reference` (`make docs`); a test
 checks it is current. Every subcommand takes `--help`, and `--json` where it prints results.
 Exit codes: 0 done; 1 a failure of the work (a check below its figure, an instrument that
 fails); 2 a bad command line or input, which changes nothing. Errors name what was wrong and

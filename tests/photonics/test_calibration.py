@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import seeds
 
 from photonics.calibration import (
     SCHEMA_NAME,
@@ -24,6 +23,7 @@ from photonics.calibration import (
     save_calibration,
 )
 from photonics.errors import CalibrationFileError, FitError, SettingsError, ShapeError
+from tests.strategies import seeds
 
 TWO_PI = 2 * np.pi
 CREATED = "2026-01-02T03:04:05.123456+00:00"

@@ -51,8 +51,8 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_importing_the_packages_and_the_cli_never_imports_gdsfactory() -> None:
     code = (
-        "import sys, photonics, firmware, hil, hil.cli, layouts, layouts.cli\n"
-        "hil.cli.build_parser()\n"
+        "import sys, photonics, firmware, hil, pswitch.cli, layouts, pswitch.layout\n"
+        "pswitch.cli.build_parser()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gdsfactory', 'klayout')))"
     )
     done = subprocess.run(

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import seeds
 
 from photonics import LimitError, Matching, PortError, SettingsError, ShapeError
 from photonics import mesh_chip as mc
@@ -22,6 +21,7 @@ from photonics.routing import (
 )
 from photonics.selfcal import currents_for_theta
 from photonics.waveguide_mesh import hexagonal_mesh, link_transmission, scattering
+from tests.strategies import seeds
 
 #: Currents up to this (mA) keep every heater under a full period's power (2 P_pi of 21.4 mW
 #: at 8.5 mA is 38.7 mW), so any such vector fits the default power budget.

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import seeds
 
 from photonics import Matching, Permutation, PortError, SettingsError
 from photonics.mzi import (
@@ -32,6 +31,7 @@ from photonics.waveguide_mesh import (
     scattering,
     through,
 )
+from tests.strategies import seeds
 
 MESH = hexagonal_mesh(3, 4)
 ENDPOINTS = list(range(0, MESH.n_ports, MESH.n_ports // 8))[:8]
@@ -299,6 +299,7 @@ def test_isolation_is_other_ports_light_and_return_loss_is_reported_apart() -> N
             assert 10 * np.log10(P[b, a] / P[b, others].max()) >= check.worst_isolation_db - 1e-9
 
 
+@pytest.mark.slow  # ~10-50 s; `make test-all`
 def test_a_cover_with_an_isolation_requirement_keeps_it_in_every_matching() -> None:
     mesh, ends = hexagonal_switch(16)
     router = Router(mesh)

@@ -1,5 +1,5 @@
 """``pswitch route``, ``schedule``, ``calibrate`` and ``bench`` through the real entry point (a
-subprocess), and the route's settings checked as a property in process (``hil.cli.main``)."""
+subprocess), and the route's settings checked as a property in process (``pswitch.cli.main``)."""
 
 import contextlib
 import io
@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hil.cli import main
 from photonics import ClementsMesh
 from photonics.calibration import load_calibration
 from photonics.feedforward import MeshSettings
+from pswitch.cli import main
 
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

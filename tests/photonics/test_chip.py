@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import seeds
 
 from photonics import LimitError, SettingsError, ShapeError
 from photonics.calibration import (
@@ -15,6 +14,7 @@ from photonics.calibration import (
 )
 from photonics.chip import Chip, ChipSpec
 from photonics.selfcal import SelfCalibration, calibrate_mesh, route_quality, self_calibrate
+from tests.strategies import seeds
 
 
 def test_same_seed_same_chip() -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from photonics.errors import SettingsError
 
-#: Where the benchmarks are in a source checkout (``src/hil/cli_bench.py`` -> ``benchmarks/``).
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+#: Where the benchmarks are in a source checkout (``pswitch/benchmarks.py`` -> ``benchmarks/``).
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 EXAMPLES = """examples:
   pswitch bench --list                      the benchmarks and what each measures

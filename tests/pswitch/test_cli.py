@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hil.demo import DemoSettings
 from photonics.errors import SettingsError
+from pswitch.demo import DemoSettings
 
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))
 
@@ -103,3 +103,16 @@ def test_help_has_examples() -> None:
     assert "pswitch demo --ports 32" in done.stdout
     assert "pswitch demo --mesh hexagonal" in done.stdout
     assert "--mesh {clements,hexagonal}" in done.stdout
+
+
+def test_version_and_python_dash_m_reach_the_same_command() -> None:
+    from importlib.metadata import version
+
+    done = run("--version")
+    assert done.returncode == 0 and done.stdout == f"pswitch {version('pswitch-photonics')}\n"
+    module = subprocess.run(
+        [sys.executable, "-m", "pswitch", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert module.returncode == 0, module.stderr
+    assert module.stdout == run("--help").stdout
+    assert "layout" in module.stdout and "demo" in module.stdout

@@ -3,7 +3,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import unitary_group
-from strategies import haar_unitaries, permutations, seeds
 
 from photonics import (
     ClementsMesh,
@@ -17,6 +16,7 @@ from photonics import (
     ShapeError,
 )
 from photonics.feedforward import fidelity
+from tests.strategies import haar_unitaries, permutations, seeds
 
 MESHES = [ClementsMesh, ReckMesh]
 mesh_types = st.sampled_from(MESHES)

@@ -1,0 +1,5 @@
+"""``python -m pswitch``: the same as the ``pswitch`` command."""
+
+from pswitch.cli import main
+
+raise SystemExit(main())
