@@ -19,13 +19,18 @@ Arguments:
 
 The whole line is parsed before anything runs: a line with a syntax error runs nothing. Errors
 are :class:`ScpiError` with the standard codes (:data:`MESSAGES`), kept by :class:`ErrorQueue`.
+
+A device declares its commands on the methods that handle them (:mod:`firmware.declarations`);
+a client writes a declared command's line with :func:`command_line`, and every SCPI client (the
+SDK, the instrument drivers) reads the error queue with :func:`drain_errors`.
 """
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -126,14 +131,29 @@ _HEADER = re.compile(r"^(\*[A-Za-z]+\??|:?[A-Za-z][A-Za-z0-9]*(?::[A-Za-z][A-Za-
 
 
 @dataclass(frozen=True)
+class Bound:
+    """A range end known only when a device is built: its ``name``d size (``ports``,
+    ``channels``, ...) plus ``offset``, and at least ``floor``. :func:`bind` resolves it."""
+
+    name: str
+    offset: float = 0.0
+    floor: float | None = None
+
+    def resolve(self, sizes: Mapping[str, float]) -> float:
+        value = sizes[self.name] + self.offset
+        return value if self.floor is None else max(value, self.floor)
+
+
+@dataclass(frozen=True)
 class Param:
-    """One argument: its name, kind, inclusive range (numbers), unit, choices (names), and
-    whether it may be left out (then ``default``)."""
+    """One argument: its name, kind, inclusive range (numbers; an end may be a :class:`Bound`
+    until the grammar is bound to a device), unit, choices (names), and whether it may be left
+    out (then ``default``)."""
 
     name: str
     kind: Kind
-    low: float | None = None
-    high: float | None = None
+    low: float | Bound | None = None
+    high: float | Bound | None = None
     unit: str = ""
     choices: tuple[str, ...] = ()
     default: object = None
@@ -156,15 +176,24 @@ class Param:
             text = "quoted string"
         return text + (f" (optional, default {self.default})" if self.optional else "")
 
+    def bound(self, sizes: Mapping[str, float]) -> Param:
+        """This parameter with every :class:`Bound` of its range resolved against ``sizes``."""
+        low, high = (x.resolve(sizes) if isinstance(x, Bound) else x for x in (self.low, self.high))
+        return replace(self, low=low, high=high)
 
-def _fmt(x: float | None) -> str:
+
+def _fmt(x: float | Bound | None) -> str:
+    if isinstance(x, Bound):
+        return f"{x.name}{x.offset:+g}" if x.offset else x.name
     return "" if x is None else (str(int(x)) if float(x).is_integer() else f"{x:g}")
 
 
 @dataclass(frozen=True)
 class Spec:
     """One command of the grammar: header (mnemonic form), parameters, whether it has a set
-    form and a query form, what it does, what a query returns, and an example line."""
+    form and a query form, what it does, what a query returns, an example line, the errors it
+    can queue beyond the argument errors, and the names of the methods that handle its set and
+    query forms (on a device whose grammar comes from :func:`declarations`)."""
 
     header: str
     params: tuple[Param, ...] = ()
@@ -174,6 +203,9 @@ class Spec:
     reply: str = ""
     example: str = ""
     query_params: tuple[Param, ...] = ()
+    errors: str = ""
+    set_handler: str = ""
+    query_handler: str = ""
     mnemonics: tuple[tuple[str, str], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -191,6 +223,11 @@ class Spec:
         return len(words) == len(self.mnemonics) and all(
             w.upper() in forms for w, forms in zip(words, self.mnemonics, strict=True)
         )
+
+    @property
+    def short(self) -> str:
+        """The header in short mnemonics (``ROUT:MATC``, ``*IDN``)."""
+        return ":".join(short for short, _ in self.mnemonics)
 
 
 @dataclass(frozen=True)
@@ -357,392 +394,49 @@ def format_reply(value: object) -> str:
     return str(value)
 
 
+def command_line(spec: Spec, *args: object, query: bool = False) -> str:
+    """A line of ``spec``'s set (or query) form with ``args``: short mnemonics, numbers as
+    ``repr`` (exact), booleans ``ON``/``OFF``, sequences flattened, strings quoted."""
+    if not (spec.queryable if query else spec.settable):
+        raise ValueError(f"{spec.header} has no {'query' if query else 'set'} form")
+
+    def flat(value: object) -> list[str]:
+        if isinstance(value, bool):
+            return ["ON" if value else "OFF"]
+        if isinstance(value, str):
+            return ['"' + value.replace('"', "'") + '"']
+        if isinstance(value, numbers.Integral):
+            return [str(int(value))]
+        if isinstance(value, numbers.Real):
+            return [repr(float(value))]
+        if isinstance(value, Iterable):
+            return [token for v in value for token in flat(v)]
+        raise TypeError(f"{spec.header}: cannot send {value!r}")
+
+    tokens = flat(args)
+    return spec.short + ("?" if query else "") + (" " + ",".join(tokens) if tokens else "")
+
+
 # ------------------------------------------------------------------------------------------------
-# the switch's command table
+# the client side of the error queue
 
-#: Longest dwell time of a schedule step, s.
-MAX_DWELL_S = 3600.0
-
-
-def switch_grammar(
-    ports: int, channels: int, rings: int, max_current_mA: float
-) -> tuple[Spec, ...]:
-    """Every command of a switch with ``ports`` endpoints, ``channels`` heater channels,
-    ``rings`` lockable rings and a per-channel limit of ``max_current_mA``; the order is the
-    command reference's."""
-    port = Param("port", "int", 0, ports - 1)
-    ports_list = Param("ports", "list", 0, ports - 1)
-    channel = Param("channel", "int", 0, channels - 1)
-    current = Param("current", "number", 0, max_current_mA, "mA", default=0.0)
-    ring = Param("ring", "int", 0, max(rings - 1, 0))
-    return (
-        Spec(
-            "*IDN", (), False, True, "Identify the switch.", '"maker,model,serial,version"', "*IDN?"
-        ),
-        Spec(
-            "*RST",
-            (),
-            summary="Reset: routes cleared, heaters off, schedule stopped, rings "
-            "unlocked, limits to the hardware's, interlock released. Calibration, the stored "
-            "schedule and the error queue are kept.",
-            example="*RST",
-        ),
-        Spec("*CLS", (), summary="Clear the error queue.", example="*CLS"),
-        Spec(
-            "*OPC",
-            (),
-            False,
-            True,
-            "Operation complete: every command runs to completion "
-            "before the next is read, so the answer is always 1.",
-            "1",
-            "*OPC?",
-        ),
-        Spec(
-            "*TST",
-            (),
-            False,
-            True,
-            "Self-test: heater read-back and detectors; 0 when it "
-            "passes (else 1 and -330 in the queue).",
-            "0 | 1",
-            "*TST?",
-        ),
-        Spec(
-            "SYSTem:ERRor",
-            (),
-            False,
-            True,
-            "Oldest error in the queue, removing it.",
-            'code,"message;detail"',
-            "SYST:ERR?",
-        ),
-        Spec(
-            "SYSTem:ERRor:COUNt",
-            (),
-            False,
-            True,
-            "Number of errors in the queue.",
-            "integer",
-            "SYST:ERR:COUN?",
-        ),
-        Spec(
-            "SYSTem:PORTs",
-            (),
-            False,
-            True,
-            "Number of endpoints (ports) of the switch.",
-            "integer",
-            "SYST:PORT?",
-        ),
-        Spec(
-            "SYSTem:INTerlock",
-            (Param("engaged", "bool"),),
-            True,
-            True,
-            "Engage (ON) or release (OFF) the interlock. Engaging turns every heater off and "
-            "clears the routes; while engaged, any command that would drive a heater fails "
-            "with -221.",
-            "0 | 1",
-            "SYST:INT OFF",
-        ),
-        Spec(
-            "SYSTem:POWer:LIMit",
-            (Param("budget", "number", 0, 1e7, "mW"),),
-            True,
-            True,
-            "Total heater power budget, at most the hardware's. A configuration above it is "
-            "refused before any heater is written.",
-            "number, mW",
-            "SYST:POW:LIM 2000 mW",
-        ),
-        Spec(
-            "SYSTem:POWer",
-            (),
-            False,
-            True,
-            "Total heater power now, mW.",
-            "number, mW",
-            "SYST:POW?",
-        ),
-        Spec(
-            "SYSTem:CURRent:LIMit",
-            (Param("limit", "number", 0, max_current_mA, "mA"),),
-            True,
-            True,
-            "Per-channel current limit, at most the hardware's.",
-            "number, mA",
-            "SYST:CURR:LIM MAX",
-        ),
-        Spec(
-            "SYSTem:TEMPerature", (), False, True, "Chip temperature, C.", "number, C", "SYST:TEMP?"
-        ),
-        Spec(
-            "SYSTem:TIME",
-            (),
-            False,
-            True,
-            "Hardware time (modeled on the emulator) of the "
-            "last command (not query): heater writes, settling and detector reads; 0 when it "
-            "touched no hardware, s.",
-            "number, s",
-            "SYST:TIME?",
-        ),
-        Spec(
-            "SYSTem:TIME:TOTal",
-            (),
-            False,
-            True,
-            "Hardware time spent since power-on, s.",
-            "number, s",
-            "SYST:TIME:TOT?",
-        ),
-        Spec(
-            "STATus:OPERation",
-            (),
-            False,
-            True,
-            "Operation condition bits: 1 a matching is "
-            "applied, 2 a schedule is running, 4 every requested ring is locked (and at least "
-            "one is).",
-            "integer",
-            "STAT:OPER?",
-        ),
-        Spec(
-            "STATus:QUEStionable",
-            (),
-            False,
-            True,
-            "Questionable condition bits: 1 not "
-            "calibrated, 2 interlock engaged, 4 heaters set by hand (routes not guaranteed), 8 "
-            "a locked ring has drifted off lock, 16 a hardware fault could not be rolled back.",
-            "integer",
-            "STAT:QUES?",
-        ),
-        Spec(
-            "ROUTe:CONNect",
-            (port, Param("peer", "int", 0, ports - 1)),
-            summary="Connect two dark ports, keeping every other circuit.",
-            example="ROUT:CONN 0,3",
-        ),
-        Spec(
-            "ROUTe:DISConnect",
-            (port,),
-            summary="Disconnect the pair that holds this port.",
-            example="ROUT:DISC 0",
-        ),
-        Spec(
-            "ROUTe:CLEar",
-            (),
-            summary="Disconnect every pair (heaters of the cells to 0 mA).",
-            example="ROUT:CLE",
-        ),
-        Spec(
-            "ROUTe:MATChing",
-            (replace(ports_list, optional=True, default=()),),
-            True,
-            True,
-            "Apply a whole matching, given as port pairs a,b,c,d,... (pairs (a,b), (c,d)); "
-            "nothing is changed unless all of it can be applied. The query gives the applied "
-            "pairs, sorted.",
-            "comma-separated ports, pairwise",
-            "ROUT:MATC 0,1,2,3",
-        ),
-        Spec(
-            "ROUTe:REPLace",
-            (port, Param("spares", "list", 0, ports - 1)),
-            summary="Failover: give the port's peer one of the dark spares instead (the one "
-            "that disturbs fewest live circuits, then switches fewest cells), re-routing only "
-            "that circuit where the mesh allows; ROUT:MATC? shows the spare chosen, "
-            "ROUT:REPL:DIST? the live circuits it disturbed.",
-            example="ROUT:REPL 1,5,7",
-        ),
-        Spec(
-            "ROUTe:REPLace:DISTurbed",
-            (),
-            False,
-            True,
-            "Sources of the live circuits (other than the replaced ones) whose cells the last "
-            "ROUT:REPL switched; empty when none.",
-            "comma-separated ports",
-            "ROUT:REPL:DIST?",
-        ),
-        Spec(
-            "ROUTe:PATH",
-            (),
-            False,
-            True,
-            "The circuit carrying a port's light: the port it "
-            "reaches, its predicted insertion loss (dB) and the cells it crosses, in order.",
-            "peer,loss_dB,cell,cell,...",
-            "ROUT:PATH? 0",
-            query_params=(port,),
-        ),
-        Spec(
-            "HEATer:CURRent",
-            (channel, current),
-            True,
-            True,
-            "Set one heater channel, or read "
-            "it back. Setting a heater by hand marks the routes as not guaranteed.",
-            "number, mA",
-            "HEAT:CURR 0,1.5mA",
-            query_params=(channel,),
-        ),
-        Spec(
-            "HEATer:ALL",
-            (Param("currents", "numbers", 0, max_current_mA, "mA"),),
-            True,
-            True,
-            f"Set all {channels} channels at once (atomic), or read them all back.",
-            "comma-separated numbers, mA",
-            "HEAT:ALL?",
-        ),
-        Spec(
-            "HEATer:COUNt", (), False, True, "Number of heater channels.", "integer", "HEAT:COUN?"
-        ),
-        Spec(
-            "CALibration:RUN",
-            (),
-            summary="Self-calibrate through the chip's detectors (locks "
-            "the rings first); the result is used at once and kept until power-off; "
-            "CAL:SAVE stores it. The applied matching is re-applied with it.",
-            example="CAL:RUN",
-        ),
-        Spec(
-            "CALibration:SAVE",
-            (),
-            summary="Store the calibration in non-volatile memory.",
-            example="CAL:SAVE",
-        ),
-        Spec(
-            "CALibration:LOAD",
-            (),
-            summary="Use the stored calibration (re-applies the matching).",
-            example="CAL:LOAD",
-        ),
-        Spec(
-            "CALibration:STATus",
-            (),
-            False,
-            True,
-            "Whether a calibration is in use, its chip id, creation time and whether it is stored.",
-            '0|1,"chip id","ISO 8601 time",0|1',
-            "CAL:STAT?",
-        ),
-        Spec(
-            "RING:LOCK",
-            (ring,),
-            summary="Lock a ring to the laser: sweep its heater, hold the drop peak.",
-            example="RING:LOCK 0",
-        ),
-        Spec(
-            "RING:UNLock",
-            (ring,),
-            summary="Release a ring (its heater to 0 mA).",
-            example="RING:UNL 0",
-        ),
-        Spec(
-            "RING:STATus",
-            (),
-            False,
-            True,
-            "Whether a ring is locked, and its lock error "
-            "estimated from the drop power now against the peak found when locking, nm.",
-            "0|1,error_nm",
-            "RING:STAT? 0",
-            query_params=(ring,),
-        ),
-        Spec("RING:COUNt", (), False, True, "Number of lockable rings.", "integer", "RING:COUN?"),
-        Spec(
-            "SCHedule:ADD",
-            (
-                Param("dwell", "number", 1e-6, MAX_DWELL_S, "s"),
-                replace(ports_list, optional=True, default=()),
-            ),
-            summary="Append a step: dwell time, then the matching's port pairs. The matching "
-            "must be realizable. The schedule is stored.",
-            example="SCH:ADD 2ms,0,1,2,3",
-        ),
-        Spec("SCHedule:COUNt", (), False, True, "Number of steps.", "integer", "SCH:COUN?"),
-        Spec("SCHedule:STARt", (), summary="Apply the first step and run.", example="SCH:STAR"),
-        Spec(
-            "SCHedule:STEP",
-            (),
-            summary="Apply the next step (the first after SCH:STAR); wraps around.",
-            example="SCH:STEP",
-        ),
-        Spec("SCHedule:STOP", (), summary="Stop; the applied matching stays.", example="SCH:STOP"),
-        Spec(
-            "SCHedule:STATus",
-            (),
-            False,
-            True,
-            "Running, index of the applied step, number of "
-            "steps, duty cycle so far (dwell / (dwell + reconfiguration) over the steps "
-            "applied since SCH:STAR).",
-            "0|1,index,steps,duty",
-            "SCH:STAT?",
-        ),
-        Spec("SCHedule:CLEar", (), summary="Stop and empty the schedule.", example="SCH:CLE"),
-    )
+_ENTRY = re.compile(r'^([+-]?\d+)\s*,\s*"(.*)"$')
+#: At most this many entries are read in one drain (a device that never says "No error" would
+#: otherwise hold its client for ever); far above any queue's size.
+MAX_DRAIN = 1000
 
 
-#: Errors every command may put in the queue, for the reference.
-_COMMON_ERRORS = (
-    "-101/-102/-103/-113/-150/-363 for a malformed line (nothing on the line runs); "
-    "-104/-108/-109/-120/-131/-141/-222/-224 for a bad argument"
-)
-
-
-_APPLY = (
-    "-221 not calibrated, or interlock engaged; -222 a current or the power budget would be "
-    "exceeded (nothing written); -240 the hardware failed part-way (rolled back)"
-)
-#: What each command adds to the queue when it cannot run (beyond the argument errors).
-ERRORS = {
-    "SYSTem:POWer:LIMit": "-222 above the hardware's budget; -221 the heaters draw more now",
-    "SYSTem:CURRent:LIMit": "-221 a heater carries more now",
-    "ROUTe:CONNect": "-221 a port is connected already, or no path is free; " + _APPLY,
-    "ROUTe:DISConnect": "-221 the port is dark; " + _APPLY,
-    "ROUTe:CLEar": _APPLY,
-    "ROUTe:MATChing": "-109 an odd number of ports; -224 a port twice; -221 not realizable; "
-    + _APPLY,
-    "ROUTe:PATH": "-221 the port is dark",
-    "ROUTe:REPLace": "-221 the port is dark or a spare is not; -224 a spare twice; -221 no "
-    "path; " + _APPLY,
-    "HEATer:CURRent": _APPLY,
-    "HEATer:ALL": "-109/-108 too few/many currents; " + _APPLY,
-    "CALibration:RUN": "-221 not a feed-forward mesh, or interlock engaged; -200 a fit failed "
-    "(calibration unchanged); -240 hardware failure",
-    "CALibration:SAVE": "-221 nothing to save; -310 no store, or it failed",
-    "CALibration:LOAD": "-221 nothing stored, or for another chip; -310 the stored file is "
-    "unreadable",
-    "RING:LOCK": "-222 no such ring; -240 no resonance seen; " + _APPLY,
-    "RING:UNLock": "-222 no such ring; " + _APPLY,
-    "RING:STATus": "-222 no such ring",
-    "SCHedule:ADD": "-109 an odd number of ports; -224 a port twice; -221 not realizable; "
-    "-310 the store failed",
-    "SCHedule:STARt": "-221 the schedule is empty; " + _APPLY,
-    "SCHedule:STEP": "-221 not running; " + _APPLY,
-    "*RST": "-240 the hardware failed (state rolled back)",
-}
-
-
-def command_reference(grammar: Sequence[Spec], intro: str) -> str:
-    """The command reference (Markdown) of ``grammar``: every command, its arguments with
-    ranges and units, its reply and an example."""
-    lines = [intro.rstrip(), "", f"Errors of every command: {_COMMON_ERRORS}.", ""]
-    for spec in grammar:
-        forms = (["set"] if spec.settable else []) + (["query"] if spec.queryable else [])
-        lines += [f"## `{spec.header}`", "", f"{spec.summary} ({', '.join(forms)})", ""]
-        if spec.settable and spec.params:
-            lines += [f"- `{p.name}`: {p.describe()}" for p in spec.params]
-        if spec.queryable and spec.query_params:
-            lines += [f"- query `{p.name}`: {p.describe()}" for p in spec.query_params]
-        if spec.queryable:
-            lines.append(f"- reply: `{spec.reply}`")
-        if spec.header in ERRORS:
-            lines.append(f"- errors: {ERRORS[spec.header]}")
-        lines += ["", f"Example: `{spec.example}`", ""]
-    return "\n".join(lines)
+def drain_errors(query: Callable[[str], str]) -> list[tuple[int, str]]:
+    """Read ``SYST:ERR?`` through ``query`` until the device says ``0,"No error"``: the
+    (code, message) entries, oldest first (one query when the queue is empty). Raises
+    ``ValueError`` naming an entry that is not ``code,"message"``."""
+    out: list[tuple[int, str]] = []
+    for _ in range(MAX_DRAIN):
+        reply = query("SYST:ERR?").strip()
+        m = _ENTRY.match(reply)
+        if m is None:
+            raise ValueError(f"unreadable error queue entry {reply!r}")
+        if int(m.group(1)) == 0:
+            return out
+        out.append((int(m.group(1)), m.group(2)))
+    raise ValueError(f"the error queue did not empty after {MAX_DRAIN} entries")

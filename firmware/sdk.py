@@ -7,9 +7,10 @@ found by :meth:`Switch.open` through the ``pswitch.transports`` entry points, na
 resource string's prefix (``TCPIP0::host::5025::SOCKET`` -> ``TCPIP``), so ``firmware`` never
 imports ``hil``.
 
-Every method checks the switch's error queue after its command; an instrument error is raised
-as :class:`SwitchError` carrying the SCPI code and message, after which the state on the switch
-is as it was before the command.
+Every line the SDK sends is a command the controller declares (:data:`COMMANDS`), written by
+:func:`~firmware.commands.command_line`. Every method checks the switch's error queue after its
+command; an instrument error is raised as :class:`SwitchError` carrying the SCPI code and
+message, after which the state on the switch is as it was before the command.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
+from firmware.commands import command_line, drain_errors
 from firmware.controller import Controller, Rings
 from firmware.driver import EmulatedDriver
 from firmware.fabric import Job
@@ -33,6 +35,9 @@ from photonics.matching import Matching
 from photonics.switch import FeedForwardFabric
 
 MESHES = ("clements", "reck", "hexagonal")
+#: The switch's commands by header, as the controller declares them: every line the SDK sends is
+#: written from one of these (so the SDK cannot name a command the firmware does not have).
+COMMANDS = {spec.header: spec for spec in Controller.DECLARED}
 
 
 class Transport(Protocol):
@@ -95,9 +100,6 @@ class ScheduleRun:
     duty_cycle: float
 
 
-_ERROR = re.compile(r'^([+-]?\d+),"(.*)"$')
-
-
 def as_matching(matching: Matching | Iterable[tuple[int, int]], n: int) -> Matching:
     """``matching`` as a :class:`Matching` on ``n`` ports (pairs are checked)."""
     return matching if isinstance(matching, Matching) else Matching(list(matching), n)
@@ -109,7 +111,7 @@ class Switch:
 
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
-        self.ports = int(self._query("SYST:PORT?"))
+        self.ports = int(self._ask("SYSTem:PORTs"))
 
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
@@ -181,48 +183,48 @@ class Switch:
 
     # ---- the wire --------------------------------------------------------------------------
     def _raise_errors(self, command: str) -> None:
-        code, message = self._pop_error()
-        if code != 0:
-            while self._pop_error()[0] != 0:  # one command, one exception: drain the rest
-                pass
-            raise SwitchError(code, message, command)
+        """One command, one exception: the oldest error the switch queued, the rest drained."""
+        try:
+            queued = drain_errors(self.transport.query)
+        except ValueError as exc:
+            raise SwitchError(-300, str(exc), command) from None
+        if queued:
+            raise SwitchError(*queued[0], command)
 
-    def _pop_error(self) -> tuple[int, str]:
-        reply = self.transport.query("SYST:ERR?")
-        m = _ERROR.match(reply.strip())
-        if m is None:
-            raise SwitchError(-300, f"unreadable error queue entry {reply!r}")
-        return int(m.group(1)), m.group(2)
-
-    def _write(self, line: str) -> float:
-        """Send a command; return the hardware time it took (s)."""
+    def _send(self, header: str, *args: object) -> float:
+        """Send the set form of a declared command; return the hardware time it took (s)."""
+        line = command_line(COMMANDS[header], *args)
         self.transport.write(line)
         self._raise_errors(line)
-        return float(self.transport.query("SYST:TIME?"))
+        return float(self._ask("SYSTem:TIME"))
 
-    def _query(self, line: str) -> str:
+    def _ask(self, header: str, *args: object) -> str:
+        """The reply to the query form of a declared command."""
+        line = command_line(COMMANDS[header], *args, query=True)
         reply = self.transport.query(line)
         if reply == "":
             self._raise_errors(line)
         return reply
 
-    def _numbers(self, line: str) -> list[float]:
-        reply = self._query(line)
+    def _numbers(self, header: str, *args: object) -> list[float]:
+        reply = self._ask(header, *args)
         return [float(x) for x in reply.split(",")] if reply else []
 
     # ---- routes ----------------------------------------------------------------------------
     def connect(self, matching: Matching | Iterable[tuple[int, int]]) -> float:
         """Apply a whole matching (replacing the one applied); the hardware time, s."""
         m = as_matching(matching, self.ports)
-        return self._write("ROUT:MATC " + ",".join(f"{a},{b}" for a, b in m.pairs))
+        return self._send("ROUTe:MATChing", m.pairs)
 
     def add(self, a: int, b: int) -> float:
         """Connect two dark ports, keeping every other circuit; the hardware time, s."""
-        return self._write(f"ROUT:CONN {a},{b}")
+        return self._send("ROUTe:CONNect", a, b)
 
     def disconnect(self, port: int | None = None) -> float:
         """Disconnect the pair holding ``port``, or every pair; the hardware time, s."""
-        return self._write("ROUT:CLE" if port is None else f"ROUT:DISC {port}")
+        if port is None:
+            return self._send("ROUTe:CLEar")
+        return self._send("ROUTe:DISConnect", port)
 
     def failover(self, job: Job, failed_port: int) -> tuple[Job, float, list[int]]:
         """Splice a dark spare of ``job`` in for ``failed_port``, the one that disturbs fewest
@@ -235,13 +237,13 @@ class Switch:
         peer = current.partner(failed_port)
         if peer is None:  # dark now: nothing to re-route, the spare takes its place in the job
             return job.with_spare(failed_port, spares[0]), 0.0, []
-        seconds = self._write(f"ROUT:REPL {failed_port},{','.join(map(str, spares))}")
+        seconds = self._send("ROUTe:REPLace", failed_port, spares)
         spare = self.matching().partner(peer)
-        disturbed = [int(p) for p in self._numbers("ROUT:REPL:DIST?")]
+        disturbed = [int(p) for p in self._numbers("ROUTe:REPLace:DISTurbed")]
         return job.with_spare(failed_port, spare), seconds, disturbed
 
     def matching(self) -> Matching:
-        ports = [int(p) for p in self._numbers("ROUT:MATC?")]
+        ports = [int(p) for p in self._numbers("ROUTe:MATChing")]
         return Matching(zip(ports[::2], ports[1::2], strict=True), self.ports)
 
     def paths(self) -> dict[int, CircuitInfo]:
@@ -249,36 +251,36 @@ class Switch:
         out = {}
         for a, b in self.matching().pairs:
             for src in (a, b):
-                target, loss, *cells = self._numbers(f"ROUT:PATH? {src}")
+                target, loss, *cells = self._numbers("ROUTe:PATH", src)
                 out[src] = CircuitInfo(src, int(target), loss, tuple(int(c) for c in cells))
         return out
 
     # ---- heaters ---------------------------------------------------------------------------
     def heaters(self) -> np.ndarray:
         """Every channel's current, mA."""
-        return np.array(self._numbers("HEAT:ALL?"))
+        return np.array(self._numbers("HEATer:ALL"))
 
     def set_heater(self, channel: int, current_mA: float) -> float:
-        return self._write(f"HEAT:CURR {channel},{current_mA!r}")
+        return self._send("HEATer:CURRent", channel, float(current_mA))
 
     def set_heaters(self, current_mA: Sequence[float]) -> float:
         """Set every channel at once (atomic); the hardware time, s."""
-        return self._write("HEAT:ALL " + ",".join(repr(float(c)) for c in current_mA))
+        return self._send("HEATer:ALL", [float(c) for c in current_mA])
 
     def power_mW(self) -> float:
-        return float(self._query("SYST:POW?"))
+        return float(self._ask("SYSTem:POWer"))
 
     # ---- calibration and rings -------------------------------------------------------------
     def calibrate(self, save: bool = True) -> float:
         """Self-calibrate through the detectors (and store it); the hardware time, s."""
-        seconds = self._write("CAL:RUN")
+        seconds = self._send("CALibration:RUN")
         if save:
-            self._write("CAL:SAVE")
+            self._send("CALibration:SAVE")
         return seconds
 
     def calibration(self) -> dict[str, object]:
         """Whether calibrated, the chip id, when, and whether the calibration is stored."""
-        ok, chip_id, created, stored = self._query("CAL:STAT?").split(",")
+        ok, chip_id, created, stored = self._ask("CALibration:STATus").split(",")
         return {
             "calibrated": ok == "1",
             "chip_id": chip_id.strip('"'),
@@ -287,14 +289,14 @@ class Switch:
         }
 
     def lock_ring(self, ring: int) -> float:
-        return self._write(f"RING:LOCK {ring}")
+        return self._send("RING:LOCK", ring)
 
     def unlock_ring(self, ring: int) -> float:
-        return self._write(f"RING:UNL {ring}")
+        return self._send("RING:UNLock", ring)
 
     def ring_status(self, ring: int) -> tuple[bool, float]:
         """Whether the ring is locked, and its estimated lock error, nm."""
-        locked, error = self._numbers(f"RING:STAT? {ring}")
+        locked, error = self._numbers("RING:STATus", ring)
         return bool(locked), error
 
     # ---- schedules -------------------------------------------------------------------------
@@ -303,47 +305,47 @@ class Switch:
     ) -> None:
         """Replace the schedule by ``(matching, dwell_s)`` steps; on any error the switch is
         left with an empty schedule and the error is raised."""
-        self._write("SCH:CLE")
+        self._send("SCHedule:CLEar")
         try:
             for matching, dwell_s in steps:
                 m = as_matching(matching, self.ports)
-                self._write(f"SCH:ADD {dwell_s!r}" + "".join(f",{a},{b}" for a, b in m.pairs))
+                self._send("SCHedule:ADD", float(dwell_s), m.pairs)
         except SwitchError:
-            self._write("SCH:CLE")
+            self._send("SCHedule:CLEar")
             raise
 
     def run_schedule(self, steps: int | None = None) -> ScheduleRun:
         """Start the schedule and apply ``steps`` steps (default: each once)."""
-        count = int(self._query("SCH:COUN?"))
+        count = int(self._ask("SCHedule:COUNt"))
         total = count if steps is None else steps
-        times = [self._write("SCH:STAR")]
-        times += [self._write("SCH:STEP") for _ in range(total - 1)]
-        *_, duty = self._numbers("SCH:STAT?")
+        times = [self._send("SCHedule:STARt")]
+        times += [self._send("SCHedule:STEP") for _ in range(total - 1)]
+        *_, duty = self._numbers("SCHedule:STATus")
         return ScheduleRun(total, tuple(times), duty)
 
     def stop_schedule(self) -> None:
-        self._write("SCH:STOP")
+        self._send("SCHedule:STOP")
 
     # ---- system ----------------------------------------------------------------------------
     def idn(self) -> str:
-        return self._query("*IDN?")
+        return self._ask("*IDN")
 
     def reset(self) -> float:
-        return self._write("*RST")
+        return self._send("*RST")
 
     def self_test(self) -> bool:
-        return self._query("*TST?") == "0"
+        return self._ask("*TST") == "0"
 
     def errors(self) -> list[tuple[int, str]]:
         """Drain the error queue: (code, message) pairs, oldest first."""
-        out = []
-        while (entry := self._pop_error())[0] != 0:
-            out.append(entry)
-        return out
+        try:
+            return drain_errors(self.transport.query)
+        except ValueError as exc:
+            raise SwitchError(-300, str(exc)) from None
 
     def status(self) -> dict[str, bool]:
         """The operation and questionable condition bits by name."""
-        op, ques = int(self._query("STAT:OPER?")), int(self._query("STAT:QUES?"))
+        op, ques = int(self._ask("STATus:OPERation")), int(self._ask("STATus:QUEStionable"))
         names = ("routed", "schedule_running", "rings_locked")
         flags = ("uncalibrated", "interlock", "manual_heaters", "ring_drifted", "fault")
         out = {n: bool(op >> i & 1) for i, n in enumerate(names)}
@@ -351,14 +353,14 @@ class Switch:
         return out
 
     def set_interlock(self, engaged: bool) -> float:
-        return self._write(f"SYST:INT {'ON' if engaged else 'OFF'}")
+        return self._send("SYSTem:INTerlock", bool(engaged))
 
     def set_limits(self, current_mA: float | None = None, power_mW: float | None = None) -> None:
         """Lower the per-channel current limit (mA) and/or the total power budget (mW)."""
         if current_mA is not None:
-            self._write(f"SYST:CURR:LIM {current_mA!r}")
+            self._send("SYSTem:CURRent:LIMit", float(current_mA))
         if power_mW is not None:
-            self._write(f"SYST:POW:LIM {power_mW!r}")
+            self._send("SYSTem:POWer:LIMit", float(power_mW))
 
 
 def _hexagonal(ports: int, seed: int, rings: bool) -> tuple[object, object, Rings]:

@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
+from firmware.commands import drain_errors
 from hil.errors import InstrumentError, InstrumentReportedError, InstrumentTimeoutError
 from photonics.errors import SettingsError
 
@@ -129,8 +130,6 @@ def check_index(resource: str, name: str, value: int, count: int) -> int:
 #: Slots of a Keysight 8164B mainframe (0: the internal laser slot, 1-4: module slots).
 MAINFRAME_SLOTS = 5
 
-_ERROR = re.compile(r'^([+-]?\d+)\s*,\s*"(.*)"$')
-
 
 class ScpiDriver:
     """Base of the SCPI drivers: the connection, identity, reset, and the instrument's error
@@ -153,22 +152,15 @@ class ScpiDriver:
 
     def errors(self) -> list[tuple[int, str]]:
         """Drain the error queue: (code, message) pairs, oldest first."""
-        out = []
-        while (entry := self._pop_error())[0] != 0:
-            out.append(entry)
-        return out
-
-    def _pop_error(self) -> tuple[int, str]:
-        reply = self.conn.query("SYST:ERR?").strip()
-        m = _ERROR.match(reply)
-        if m is None:
-            raise InstrumentError(self.resource, f"unreadable error queue entry {reply!r}")
-        return int(m.group(1)), m.group(2)
+        try:
+            return drain_errors(self.conn.query)
+        except ValueError as exc:
+            raise InstrumentError(self.resource, str(exc)) from None
 
     def _raise_errors(self, cmd: str) -> None:
-        code, message = self._pop_error()
-        if code != 0:
-            self.errors()  # one command, one exception: the rest go with it
+        queued = self.errors()
+        if queued:  # one command, one exception: the rest go with it
+            code, message = queued[0]
             raise InstrumentReportedError(self.resource, code, f"{message} (after {cmd!r})")
 
     def _set(self, cmd: str) -> None:

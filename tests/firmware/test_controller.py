@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from firmware.commands import MESSAGES
-from firmware.controller import RING_LOCK_TOLERANCE, Controller
-from firmware.reference import PORTS, reference
+from firmware.controller import Controller
+from firmware.controller.rings import RING_LOCK_TOLERANCE
+from firmware.reference import SIZES, reference
 from firmware.sdk import Switch, SwitchError
 from photonics.matching import Matching
 
@@ -43,7 +44,7 @@ def test_the_command_reference_is_current_and_every_example_runs(tmp_path) -> No
     assert DOCS.read_text() == reference(), "run `make docs`"
     examples = re.findall(r"^Example: `(.+)`$", DOCS.read_text(), re.M)
     assert len(examples) == len(re.findall(r"^## ", DOCS.read_text(), re.M))
-    c = _switch(tmp_path, ports=PORTS, rings=True)[1]
+    c = _switch(tmp_path, ports=SIZES["ports"], rings=True)[1]
     c.handle("SCH:ADD 1ms,0,1;SCH:ADD 1ms,0,2")  # for SCH:STAR / SCH:STEP
     for line in examples:
         reply = c.handle(line)
@@ -107,7 +108,7 @@ def test_a_bad_command_changes_nothing_and_queues_its_error(line, code) -> None:
     assert c.handle(line) is None
     assert _state(c) == before
     assert c.errors.codes() == [code]
-    assert c.q_system_error().startswith(f'{code},"{MESSAGES[code]}')
+    assert c.next_error().startswith(f'{code},"{MESSAGES[code]}')
 
 
 def test_a_driver_failure_part_way_is_rolled_back_exactly() -> None:

@@ -59,7 +59,7 @@ def test_instrument_errors_are_exceptions_with_the_scpi_code_and_the_queue_is_dr
     assert [code for code, _ in sw.errors()] == [-113, -222]
     assert sw.matching().pairs == ((0, 1),)  # neither line changed anything
     with pytest.raises(SwitchError) as info:
-        sw._numbers("ROUT:PATH? 3")  # a query that fails
+        sw._numbers("ROUTe:PATH", 3)  # a query that fails
     assert info.value.code == -221
 
 
@@ -70,7 +70,7 @@ def test_paths_and_heaters_read_back_what_the_switch_applied() -> None:
     assert sorted(paths) == [0, 1, 2, 3]
     assert all(paths[p].target == sw.matching().partner(p) for p in paths)
     heaters = sw.heaters()
-    assert heaters.shape == (int(sw._query("HEAT:COUN?")),) and heaters.max() > 0
+    assert heaters.shape == (int(sw._ask("HEATer:COUNt")),) and heaters.max() > 0
     sw.set_heaters(heaters)  # the same currents again: no hardware time
     assert sw.set_heaters(heaters) == 0.0
     assert sw.status()["manual_heaters"]

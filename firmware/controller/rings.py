@@ -1,0 +1,229 @@
+"""The switch's ``RING`` commands: lock each output ring to the laser, hold it there across
+reconfigurations, report its lock error."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from firmware.commands import ScpiError
+from firmware.controller.core import APPLY_ERRORS, RING, Core
+from firmware.declarations import command, query
+from photonics.chip import Chip
+
+#: Three-point fits that refine a ring lock after the sweep.
+RING_FIT_ITERATIONS = 4
+#: Rounds of re-centring every locked ring after a change.
+RING_TRACK_ROUNDS = 6
+#: A locked ring whose estimated error exceeds this fraction of its FWHM is reported unlocked.
+RING_LOCK_TOLERANCE = 0.25
+
+
+@dataclass(frozen=True)
+class Rings:
+    """The rings the controller can lock: the heater channel of each, the detector behind each
+    (its drop port), and the rings' design FWHM and FSR (nm) and heater efficiency (nm/mW),
+    which size the lock sweep (one FSR and a quarter, in steps of a quarter FWHM)."""
+
+    channels: tuple[int, ...] = ()
+    detectors: tuple[int, ...] = ()
+    fwhm_nm: float = 0.18
+    fsr_nm: float = 9.1
+    nm_per_mW: float = 1.82
+
+    @classmethod
+    def of_chip(cls, chip: Chip) -> Rings:
+        """The output rings of an emulated feed-forward chip: ring k's heater follows the
+        mesh's heaters, its drop port is detector k (none without ``output_rings``)."""
+        if not chip.spec.output_rings:
+            return cls()
+        n, spec = chip.n_ports, chip.spec
+        first = 2 * chip.mesh.n_mzis + n
+        return cls(
+            tuple(range(first, first + n)),
+            tuple(range(n)),
+            spec.ring.fwhm_nm(),
+            spec.ring.fsr_nm(),
+            spec.ring_thermal.heater_nm_per_mW,
+        )
+
+
+class RingCommands(Core):
+    """``RING:...`` and the ring hooks of :class:`~firmware.controller.core.Core`."""
+
+    rings: Rings
+    #: Per heater channel: currents (mA) and the powers (mW) they draw, for the conversions.
+    _curves: dict[int, tuple[np.ndarray, np.ndarray]]
+
+    def _reset_rings(self) -> None:
+        self.ring_step: dict[int, float] = {}  # locked ring -> its fit step, mW
+        #: Each ring's last lock sweep: heater power (mW) and its detector's reading (mW).
+        self.ring_sweeps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _ring(self, ring: int) -> tuple[int, int]:
+        if ring >= len(self.rings.channels):
+            raise ScpiError(-222, f"ring {ring}: this switch has {len(self.rings.channels)} rings")
+        return self.rings.channels[ring], self.rings.detectors[ring]
+
+    def _ring_light(self, detector: int) -> np.ndarray:
+        """Input light for a ring's detector: the source routed to it, else every input."""
+        n = self.driver.n_detectors
+        source = self.matching.partner(detector) if self.plan else None
+        return np.eye(n)[source] if source is not None else np.ones(n) / np.sqrt(n)
+
+    def _heater_power(self, channel: int, value: np.ndarray, inverse: bool = False) -> np.ndarray:
+        """One heater's power (mW) at currents ``value`` (mA), or with ``inverse`` the current
+        for powers ``value``: resonances move linearly in power, not in current."""
+        curves = self._curves
+        if channel not in curves:
+            current = np.linspace(0.0, float(self._hw_limit_mA[channel]), 4001)
+            rows = np.zeros((current.size, self.driver.n_channels))
+            rows[:, channel] = current
+            power = self.driver.power_mW(rows) - self.driver.power_mW(rows[0])
+            curves[channel] = (current, power)
+        current, power = curves[channel]
+        return np.interp(value, power, current) if inverse else np.interp(value, current, power)
+
+    def _ring_fit(self, ring: int, center: float, step: float) -> tuple[float, float] | None:
+        """Where the ring's resonance is, in heater power (mW), and its half width (mW), from
+        three drop readings around ``center`` (mW): ``1 / P`` of a Lorentzian is a parabola.
+        None when the readings do not bracket a resonance. Independent of the light's power."""
+        channel, detector = self._ring(ring)
+        top = float(self._heater_power(channel, self.current_limit_mA[channel]))
+        step = min(step, top / 2)
+        ps = np.clip(center, step, top - step) + np.array([-step, 0.0, step])
+        rows = np.repeat(self.driver.currents()[None], 3, axis=0)
+        rows[:, channel] = self._heater_power(channel, ps, inverse=True)
+        seen = self.driver.measure(rows, self._ring_light(detector), [detector])[:, 0]
+        a, b, c = np.polyfit(ps, 1 / np.maximum(seen, 1e-12), 2)
+        if a <= 0 or c - b * b / (4 * a) <= 0:
+            return None
+        return float(-b / (2 * a)), float(np.sqrt((c - b * b / (4 * a)) / a))
+
+    def _ring_power(self, ring: int) -> float:
+        channel, _ = self._ring(ring)
+        return float(self._heater_power(channel, self.driver.currents()[channel]))
+
+    def _ring_set(self, ring: int, power_mW: float) -> None:
+        channel, _ = self._ring(ring)
+        new = self.driver.currents()
+        new[channel] = self._heater_power(channel, power_mW, inverse=True)
+        self._apply(new, self.plan, self.manual)
+
+    @command(
+        "RING:LOCK",
+        RING,
+        summary="Lock a ring to the laser: sweep its heater, hold the drop peak.",
+        example="RING:LOCK 0",
+        errors="-222 no such ring; -240 no resonance seen; " + APPLY_ERRORS,
+    )
+    def lock_ring(self, ring: int) -> None:
+        self._lock(ring)
+        self._track(list(self.ring_step))
+
+    def lock_all_rings(self) -> list[int]:
+        for r in range(len(self.rings.channels)):
+            if r not in self.ring_step:
+                self.lock_ring(r)
+        return list(self.rings.channels)
+
+    def _lock(self, ring: int) -> None:
+        channel, detector = self._ring(ring)
+        rings = self.rings
+        held = self.driver.currents()
+        top = float(self._heater_power(channel, self.current_limit_mA[channel]))
+        step = rings.fwhm_nm / rings.nm_per_mW / 4
+        powers = np.arange(0.0, min(top, 1.25 * rings.fsr_nm / rings.nm_per_mW), step)
+        rows = np.repeat(held[None], powers.size, axis=0)
+        rows[:, channel] = self._heater_power(channel, powers, inverse=True)
+        ok = self.driver.power_mW(rows) <= self.power_budget_mW
+        seen = self.driver.measure(rows[ok], self._ring_light(detector), [detector])[:, 0]
+        self.ring_sweeps[ring] = (powers[ok], seen)
+        if seen.size == 0 or np.ptp(seen) <= 0:
+            raise ScpiError(-240, f"ring {ring}: no resonance seen on detector {detector}")
+        x = float(powers[ok][int(np.argmax(seen))])
+        for _ in range(RING_FIT_ITERATIONS):  # Newton-like: each fit centres the next
+            fit = self._ring_fit(ring, x, step)
+            if fit is None or abs(fit[0] - x) > 3 * step:
+                break
+            x, step = min(max(fit[0], 0.0), top), max(fit[1] / 2, 1e-9)
+        self._ring_set(ring, x)
+        self.ring_step[ring] = step
+
+    def _track_rings(self) -> None:
+        """After a reconfiguration, pull every locked ring back onto its resonance (heater
+        crosstalk moves them): one three-point fit and one write each; a full re-lock when the
+        resonance has moved out of reach. A ring that cannot be found again stays flagged by
+        STAT:QUES? (the reconfiguration itself has succeeded)."""
+        with contextlib.suppress(ScpiError):
+            self._track(list(self.ring_step))
+
+    def _track(self, rings: list[int]) -> None:
+        # ring heaters warm each other: sweep over the rings until none has to move
+        for _ in range(RING_TRACK_ROUNDS):
+            moved = False
+            for ring in rings:
+                x = self._ring_power(ring)
+                fit = self._ring_fit(ring, x, self.ring_step[ring])
+                if fit is None or abs(fit[0] - x) >= 3 * fit[1]:
+                    self._lock(ring)
+                    moved = True
+                elif abs(fit[0] - x) > 0.05 * fit[1]:
+                    self._ring_set(ring, fit[0])
+                    moved = True
+            if not moved:
+                return
+
+    @command(
+        "RING:UNLock",
+        RING,
+        summary="Release a ring (its heater to 0 mA).",
+        example="RING:UNL 0",
+        errors="-222 no such ring; " + APPLY_ERRORS,
+    )
+    def unlock_ring(self, ring: int) -> None:
+        self._ring_set(ring, 0.0)
+        self.ring_step.pop(ring, None)
+
+    def _ring_error_nm(self, ring: int) -> float:
+        """Detuning of a locked ring from the laser, nm: the fitted resonance's distance from
+        the heater setting, in half widths, times half the design FWHM."""
+        x = self._ring_power(ring)
+        fit = self._ring_fit(ring, x, self.ring_step[ring])
+        if fit is None:
+            return float("inf")
+        return abs(fit[0] - x) / fit[1] * self.rings.fwhm_nm / 2
+
+    def rings_locked(self) -> bool:
+        return bool(self.ring_step) and all(
+            self._ring_error_nm(r) <= RING_LOCK_TOLERANCE * self.rings.fwhm_nm
+            for r in self.ring_step
+        )
+
+    def ring_drifted(self) -> bool:
+        return any(
+            self._ring_error_nm(r) > RING_LOCK_TOLERANCE * self.rings.fwhm_nm
+            for r in self.ring_step
+        )
+
+    @query(
+        "RING:STATus",
+        RING,
+        reply="0|1,error_nm",
+        summary="Whether a ring is locked, and its lock error estimated from the drop power "
+        "now against the peak found when locking, nm.",
+        example="RING:STAT? 0",
+        errors="-222 no such ring",
+    )
+    def ring_status(self, ring: int) -> list[object]:
+        self._ring(ring)
+        if ring not in self.ring_step:
+            return [0, 0.0]
+        error = self._ring_error_nm(ring)
+        return [int(error <= RING_LOCK_TOLERANCE * self.rings.fwhm_nm), error]
+
+    @query("RING:COUNt", reply="integer", summary="Number of lockable rings.", example="RING:COUN?")
+    def ring_count(self) -> int:
+        return len(self.rings.channels)
