@@ -187,11 +187,6 @@ class Session:
         (``#<n><len><data>``) of little-endian float32."""
         return self._run(cmd, self._read_block)
 
-    def read_raw(self) -> bytes:
-        """Read one reply up to and including the read terminator (after a write whose
-        reply the caller reads itself)."""
-        return self._run(None, lambda: self._read_until_term(self._deadline()))
-
     def close(self) -> None:
         """Close the connection (not the process's resource manager)."""
         with self._lock:

@@ -1,5 +1,15 @@
 """The switch's ``RING`` commands: lock each output ring to the laser, hold it there across
-reconfigurations, report its lock error."""
+reconfigurations, report its lock error.
+
+The lock, the project's one: a sweep of the ring heater's power over 1.25 FSR in steps of a
+quarter FWHM finds the brightest drop reading (one order up when it leaves the heater less
+than :data:`RING_HEADROOM` of an FSR to fall back on); up to :data:`RING_FIT_ITERATIONS` three-point
+fits of the resonance (:func:`~photonics.ring.lorentzian_peak`) centre the heater on it. After
+every reconfiguration each locked ring is re-centred by the same fit (thermal crosstalk from
+the new heater state moves it), re-locked from a sweep when it has moved out of the fit's
+reach, for up to :data:`RING_TRACK_ROUNDS` rounds (ring heaters warm each other). All readings
+go through the driver's detectors: the emulated chip's photodiodes, or a bench's power meter.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +22,15 @@ from firmware.commands import ScpiError
 from firmware.controller.core import APPLY_ERRORS, RING, Core
 from firmware.declarations import command, query
 from photonics.chip import Chip
+from photonics.ring import lorentzian_peak
 
 #: Three-point fits that refine a ring lock after the sweep.
 RING_FIT_ITERATIONS = 4
 #: Rounds of re-centring every locked ring after a change.
 RING_TRACK_ROUNDS = 6
+#: A resonance found below this fraction of an FSR of heater power is locked one order up
+#: (the sweep spans 1.25 FSR, so that order is in it).
+RING_HEADROOM = 0.25
 #: A locked ring whose estimated error exceeds this fraction of its FWHM is reported unlocked.
 RING_LOCK_TOLERANCE = 0.25
 
@@ -88,8 +102,8 @@ class RingCommands(Core):
 
     def _ring_fit(self, ring: int, center: float, step: float) -> tuple[float, float] | None:
         """Where the ring's resonance is, in heater power (mW), and its half width (mW), from
-        three drop readings around ``center`` (mW): ``1 / P`` of a Lorentzian is a parabola.
-        None when the readings do not bracket a resonance. Independent of the light's power."""
+        three drop readings ``step`` apart around ``center`` (mW)
+        (:func:`~photonics.ring.lorentzian_peak`); None when they do not bracket it."""
         channel, detector = self._ring(ring)
         top = float(self._heater_power(channel, self.current_limit_mA[channel]))
         step = min(step, top / 2)
@@ -97,10 +111,7 @@ class RingCommands(Core):
         rows = np.repeat(self.driver.currents()[None], 3, axis=0)
         rows[:, channel] = self._heater_power(channel, ps, inverse=True)
         seen = self.driver.measure(rows, self._ring_light(detector), [detector])[:, 0]
-        a, b, c = np.polyfit(ps, 1 / np.maximum(seen, 1e-12), 2)
-        if a <= 0 or c - b * b / (4 * a) <= 0:
-            return None
-        return float(-b / (2 * a)), float(np.sqrt((c - b * b / (4 * a)) / a))
+        return lorentzian_peak(ps, seen)
 
     def _ring_power(self, ring: int) -> float:
         channel, _ = self._ring(ring)
@@ -144,6 +155,11 @@ class RingCommands(Core):
         if seen.size == 0 or np.ptp(seen) <= 0:
             raise ScpiError(-240, f"ring {ring}: no resonance seen on detector {detector}")
         x = float(powers[ok][int(np.argmax(seen))])
+        fsr_mW = rings.fsr_nm / rings.nm_per_mW
+        if x < RING_HEADROOM * fsr_mW and x + fsr_mW <= powers[ok][-1]:
+            # a heater only heats: a ring parked near 0 mW cannot follow when its neighbours or
+            # the chip warm it. The same resonance one order up (in the sweep) has headroom.
+            x += fsr_mW
         for _ in range(RING_FIT_ITERATIONS):  # Newton-like: each fit centres the next
             fit = self._ring_fit(ring, x, step)
             if fit is None or abs(fit[0] - x) > 3 * step:

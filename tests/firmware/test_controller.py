@@ -217,6 +217,25 @@ def test_rings_lock_track_reconfiguration_and_report_drift() -> None:
     assert sw.ring_status(0) == (False, 0.0)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_every_ring_locks_on_the_laser_and_stays_there_whatever_its_fabricated_offset(seed) -> None:
+    # the chip's truth, not the firmware's estimate: resonance minus laser, in FWHM
+    sw, c = _switch(ports=8, seed=seed, rings=True)
+    chip, ring = c.driver.chip, c.driver.chip.spec.ring
+
+    def true_error() -> np.ndarray:
+        shift = chip.ring_shift_nm(c.driver.currents(), c.driver.delta_T_K)
+        return np.abs(ring.detuning_nm(1550.0, shift)) / ring.fwhm_nm()
+
+    for r in range(8):
+        sw.lock_ring(r)
+    assert true_error().max() < 0.05
+    c.driver.delta_T_K = 1.0  # 0.08 nm warmer, then the mesh heaters change: tracking
+    sw.connect([(0, 5), (1, 4), (2, 7), (3, 6)])
+    assert true_error().max() < 0.05
+    assert all(sw.ring_status(r)[0] for r in range(8))
+
+
 def test_reset_clears_routes_and_keeps_calibration() -> None:
     sw, c = _switch()
     sw.connect([(0, 1)])
