@@ -26,7 +26,7 @@ What it measures (``photonics.routing``), each side by side with a plain baselin
    every cell at 35 dB) and on ``--chips`` sampled chips (seeds 0, 1, ...) of two
    kinds: ``MZIImperfections.sample`` (Gaussian couplers, sigma 0.009: cell extinction with a
    median of 37.5 dB and 9 % of the cells below 32 dB) and ``MZIImperfections.sample_extinction``
-   (cells spread over the published 32-44 dB, median 35 dB: design.md section 4), both at
+   (cells spread over the published 32-44 dB, median 35 dB: ``docs/physics.md`` [1]), both at
    0.5 dB per cell. Three routers: plain (``isolation_target_db=None``), isolation-aware
    knowing only the typical 35 dB, and isolation-aware knowing each cell's extinction (as a
    calibration measures it). Reported: the fraction of configurations with worst port

@@ -2,8 +2,9 @@
 
 :class:`Session` is the transport of :class:`firmware.sdk.Switch` for ``TCPIP...::SOCKET`` and
 ``ASRL...::INSTR`` resources (entry points ``pswitch.transports``, :func:`open_transport`) and
-the session the instrument drivers use. It makes the transport facts of design.md section 6
-harmless:
+the session the instrument drivers use. It makes these facts of pyvisa-py sessions harmless
+(seen with pyvisa 1.16 and pyvisa-py 0.8 on loopback; ``docs/architecture.md`` lists them and
+``benchmarks/bench_hil.py`` measures what each costs):
 
 - Nagle: pyvisa-py refuses ``VI_ATTR_TCPIP_NODELAY`` (its attribute table wires the setter to a
   method that raises), so ``TCP_NODELAY`` is set on the pyvisa-py session's own socket object

@@ -54,12 +54,13 @@ DEFAULT_ORDER = 97
 #: Effective index: the value near 2.4 (500 x 220 nm wire) that puts resonance order 97 of the
 #: default 10 um ring exactly at 1550 nm (2.3929).
 DEFAULT_N_EFF = DEFAULT_ORDER * DEFAULT_WAVELENGTH_NM / (2e3 * math.pi * DEFAULT_RADIUS_UM)
-#: Waveguide loss, dB/cm (1.5-2.5 dB/cm, design notes section 4).
+#: Waveguide loss, dB/cm (published 1.5-2.5 dB/cm: ``docs/physics.md`` [1]).
 DEFAULT_LOSS_DB_PER_CM = 2.0
 #: Self-coupling of each bus coupler (power coupling 1 - r^2 = 5.9 %). With the defaults above:
 #: FSR 9.10 nm, FWHM 0.180 nm, loaded Q 8.6e3, drop loss 0.18 dB at resonance.
 DEFAULT_SELF_COUPLING = 0.97
-#: Heater tuning efficiency of a silicon ring, uW per GHz of resonance shift (design notes).
+#: Heater tuning efficiency of a silicon ring, uW per GHz of resonance shift: heaters integrated
+#: in the resonator (``docs/physics.md`` [9]; a top heater gives ~27-80 uW/GHz).
 DEFAULT_HEATER_UW_PER_GHZ = 4.4
 #: Thermal shift of a silicon ring's resonance, nm/K (~10 GHz/K, which is 0.0801 nm/K at 1550).
 DEFAULT_AMBIENT_NM_PER_K = 0.08

@@ -15,11 +15,12 @@ output through another facet; a power meter adds Gaussian noise of the chip's no
 (no laser on): noise only.
 
 Time: a heater write takes effect after its modeled hardware time (per-channel write time plus
-thermal settling, design.md section 4), on the world's clock (``time.monotonic`` by default,
-:class:`ManualClock` in tests). The driver handles writes in order: a write starts when the
-previous one has taken effect. A reading at time ``t`` sees the currents in effect at ``t``.
-Laser and fibre-switch changes act at once. Batches of the firmware's ``measure`` (calibration,
-ring-lock sweeps) are not replayed to the meters: they see the state before and after.
+thermal settling; ``docs/physics.md``, sections 7 and 10), on the world's clock
+(``time.monotonic`` by default, :class:`ManualClock` in tests). The driver handles writes in
+order: a write starts when the previous one has taken effect. A reading at time ``t`` sees the
+currents in effect at ``t``. Laser and fibre-switch changes act at once. Batches of the
+firmware's ``measure`` (calibration, ring-lock sweeps) are not replayed to the meters: they see
+the state before and after.
 
 Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driver and light.
 """
@@ -41,7 +42,7 @@ from photonics.errors import PortError, SettingsError
 from photonics.switch import FeedForwardFabric
 from photonics.thermal import Heaters
 
-#: Fibre-to-chip coupling loss per facet, dB (Smartlight gen-1: 1.8-3.6 dB, design.md section 4).
+#: Fibre-to-chip coupling loss per facet, dB (published 1.8-3.6 dB: ``docs/physics.md`` [1]).
 FACET_LOSS_DB = 2.5
 #: Wavelengths the chip model accepts, nm.
 MODEL_WAVELENGTH_NM = (1000.0, 2000.0)
