@@ -29,12 +29,10 @@ from firmware.controller import Controller, Rings
 from firmware.driver import EmulatedDriver
 from firmware.fabric import Job
 from firmware.store import Store
-from photonics.chip import Chip, ChipSpec
+from photonics import topologies
 from photonics.errors import PswitchError, SettingsError
 from photonics.matching import Matching
-from photonics.switch import FeedForwardFabric
 
-MESHES = ("clements", "reck", "hexagonal")
 #: The switch's commands by header, as the controller declares them: every line the SDK sends is
 #: written from one of these (so the SDK cannot name a command the firmware does not have).
 COMMANDS = {spec.header: spec for spec in Controller.DECLARED}
@@ -126,21 +124,18 @@ class Switch:
     ) -> Switch:
         """A switch on an emulated chip in this process.
 
-        ``mesh``: ``"clements"`` or ``"reck"`` (a feed-forward chip with ``ports`` ports) or
-        ``"hexagonal"`` (a recirculating mesh with ``ports`` endpoints on its edge); ``rings``:
-        add-drop rings in front of the photodiodes (feed-forward only); ``calibrated``: start
-        with the chip's factory calibration (else ``calibrate()`` first); ``state_dir``: the
-        non-volatile store's directory (None: nothing survives the object).
+        ``mesh``: a registered topology whose endpoints send and receive on one port
+        (:func:`photonics.topologies.names`: ``clements``, ``reck``, ``hexagonal``, ...), built
+        for ``ports`` endpoints; ``rings``: add-drop rings in front of the photodiodes
+        (feed-forward only); ``calibrated``: start with the chip's factory calibration (else
+        ``calibrate()`` first); ``state_dir``: the non-volatile store's directory (None:
+        nothing survives the object).
         """
-        if mesh not in MESHES:
-            raise SettingsError(f"mesh must be one of {MESHES}, got {mesh!r}")
+        topology = topologies.topology(mesh)
+        chip = topology.chip(ports, seed, rings)
+        fabric = topology.fabric(ports)
         store = None if state_dir is None else Store(state_dir)
-        if mesh == "hexagonal":
-            chip, fabric, ring_cfg = _hexagonal(ports, seed, rings)
-        else:
-            chip = Chip(ChipSpec(n_ports=ports, mesh=mesh, seed=seed, output_rings=rings))
-            fabric = FeedForwardFabric(chip.mesh)
-            ring_cfg = Rings.of_chip(chip)
+        ring_cfg = Rings.of_chip(chip) if rings else Rings()
         model = f"EMU-{mesh.upper()}-{ports}"
         calibration = None
         if calibrated:
@@ -361,15 +356,3 @@ class Switch:
             self._send("SYSTem:CURRent:LIMit", float(current_mA))
         if power_mW is not None:
             self._send("SYSTem:POWer:LIMit", float(power_mW))
-
-
-def _hexagonal(ports: int, seed: int, rings: bool) -> tuple[object, object, Rings]:
-    from photonics.mesh_chip import MeshChip, MeshChipSpec
-    from photonics.routing import Router, hexagonal_switch
-    from photonics.switch import MeshFabric
-
-    if rings:
-        raise SettingsError("rings are modeled on feed-forward chips only")
-    mesh, endpoints = hexagonal_switch(ports)
-    chip = MeshChip(mesh, endpoints, MeshChipSpec(seed=seed))
-    return chip, MeshFabric(Router(mesh), endpoints), Rings()

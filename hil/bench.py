@@ -30,10 +30,9 @@ from hil.instruments.power_meters import N7744A, N7744A_MAX_LOG_POINTS
 from hil.instruments.qontrol import Qontrol
 from hil.instruments.switch import OpticalSwitch
 from photonics.calibration import Calibration, save_calibration
-from photonics.chip import MESHES
 from photonics.errors import SettingsError
 from photonics.matching import Matching
-from photonics.switch import FeedForwardFabric
+from photonics.topologies import topology
 
 #: Averaging time of each logged point of a latency measurement, s.
 LATENCY_AVERAGING_S = 1e-4
@@ -151,11 +150,9 @@ class Bench:
                 channel_write_s=config.channel_write_s,
                 settle_s=config.settle_s,
             )
-            mesh = MESHES[config.mesh](config.ports)
+            fabric = topology(config.mesh).fabric(config.ports)
             rings = Rings(config.ring_channels, tuple(range(len(config.ring_channels))))
-            self.controller = Controller(
-                self.heaters, FeedForwardFabric(mesh), rings=rings, model=config.chip_id
-            )
+            self.controller = Controller(self.heaters, fabric, rings=rings, model=config.chip_id)
             self.firmware = Switch(InProcessTransport(self.controller))
             self.switch = Switch.open(config.switch) if config.switch else None
         except BaseException:

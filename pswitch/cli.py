@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from hil.errors import InstrumentError
-from photonics import PswitchError
+from photonics import PswitchError, topologies
 from pswitch import __version__, benchmarks, calibrate, layout, route, schedule
-from pswitch.demo import DEMO_MESHES, DemoSettings, run_demo
+from pswitch.demo import DemoSettings, run_demo
 from pswitch.progress import progress_bar
 
 #: Subcommands with their own module: each has ``register(sub)``, which sets ``run``.
@@ -55,8 +55,9 @@ EXAMPLES = """examples:
 
 def _print_demo(r: dict[str, Any]) -> None:
     a, t, f = r["all_to_all"], r["training_step"], r["failover"]
-    cells = "MZIs" if r["mesh"] == "clements" else "cells"
-    mesh = "Clements" if r["mesh"] == "clements" else r["mesh"]
+    feed_forward = topologies.topology(r["mesh"]).kind == "feedforward"
+    cells = "MZIs" if feed_forward else "cells"
+    mesh = r["mesh"].capitalize() if feed_forward else r["mesh"]
     print(f"Emulated {r['ports']}-port switch ({mesh} mesh, {r['mzis']} {cells}, seed {r['seed']})")
     c = r["calibration"]
     if c["through_detectors"]:
@@ -131,10 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the emulated chip")
     demo.add_argument(
         "--mesh",
-        choices=DEMO_MESHES,
+        choices=topologies.names(directed=False),
         default="clements",
-        help="the switch's mesh: feed-forward Clements or recirculating hexagonal (default "
-        "clements)",
+        help="the switch's mesh (default clements); a feed-forward mesh calibrates through its "
+        "detectors, a recirculating one runs on its factory calibration",
     )
     demo.add_argument(
         "--plots", default="pswitch-demo", help="folder for the PNG plots (default pswitch-demo)"

@@ -1,8 +1,10 @@
 """The headline scenario of ``pswitch demo``: a rack of accelerators on an emulated switch,
-a feed-forward Clements mesh or (``--mesh hexagonal``) a recirculating hexagonal mesh.
+a feed-forward mesh (Clements by default) or a recirculating one (``--mesh hexagonal``); any
+registered topology whose endpoints send and receive on one port
+(:func:`photonics.topologies.names`).
 
 1. calibrate the chip through its detectors (CAL:RUN); the firmware's self-calibration is
-   for feed-forward meshes and refuses a hexagonal chip, which then runs on the factory
+   for feed-forward meshes and refuses a recirculating chip, which then runs on the factory
    calibration it ships with (the demo says so);
 2. compute an all-to-all schedule of matchings and apply each, verified by measured powers;
 3. run a training step as a schedule, one matching per parallelism phase, and its duty cycle;
@@ -30,6 +32,7 @@ import numpy as np
 
 from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch, SwitchError
+from photonics import topologies
 from photonics.errors import SettingsError
 from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
 from photonics.switch import MeshFabric, SwitchPlan
@@ -48,14 +51,11 @@ PHASE_DWELL_S = 0.010
 Progress = Callable[[str, int, int], None]
 
 
-#: Meshes the demo runs on: a feed-forward Clements mesh, or a recirculating hexagonal one.
-DEMO_MESHES = ("clements", "hexagonal")
-
-
 @dataclass(frozen=True)
 class DemoSettings:
     """``ports`` (endpoints, even, 4-32), the emulated chip's ``seed``, where the plots go
-    (``plots_dir``; None: no plots) and the switch's ``mesh`` (one of :data:`DEMO_MESHES`)."""
+    (``plots_dir``; None: no plots) and the switch's ``mesh`` (a registered topology whose
+    endpoints send and receive)."""
 
     ports: int = 16
     seed: int = 0
@@ -67,8 +67,10 @@ class DemoSettings:
             raise SettingsError(f"ports must be an integer, got {self.ports!r}")
         if not 4 <= self.ports <= 32 or self.ports % 2:
             raise SettingsError(f"ports must be even and in 4..32, got {self.ports}")
-        if self.mesh not in DEMO_MESHES:
-            raise SettingsError(f"mesh must be one of {', '.join(DEMO_MESHES)}; got {self.mesh!r}")
+        meshes = topologies.names(directed=False)  # endpoints that send and receive
+        if self.mesh not in meshes:
+            raise SettingsError(f"mesh must be one of {', '.join(meshes)}; got {self.mesh!r}")
+        topologies.topology(self.mesh).check_ports(self.ports)
 
 
 def job_for(ports: int) -> Job:
@@ -122,7 +124,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     total)`` is called as each stage advances."""
     tick = progress or (lambda stage, done, total: None)
     n = settings.ports
-    feed_forward = settings.mesh == "clements"
+    feed_forward = topologies.topology(settings.mesh).kind == "feedforward"
     # CAL:RUN is a feed-forward procedure (photonics.selfcal): the firmware refuses it on a
     # recirculating mesh, so that chip starts from the factory calibration it ships with.
     switch = Switch.emulated(
@@ -313,7 +315,8 @@ def write_plots(
             marker="s",
         )
         fig.colorbar(dots, label="cell angle theta (deg): 0 bar, 90 cross")
-        title = f"Clements mesh, {mesh.n} ports: cell states ({len(plan.matching.pairs)} pairs)"
+        kind = type(mesh).__name__.removesuffix("Mesh")
+        title = f"{kind} mesh, {mesh.n} ports: cell states ({len(plan.matching.pairs)} pairs)"
         ax.set(xlabel="column", ylabel="mode", title=title)
         ax.invert_yaxis()
     fig.savefig(paths["mesh"], dpi=120, bbox_inches="tight")

@@ -7,21 +7,24 @@ commands never load it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-from photonics.errors import PswitchError
+from photonics import topologies
+from photonics.errors import PswitchError, SettingsError
 
-MESHES = ("clements", "reck", "hexagonal", "switch6x6", "mesh9x9", "ring")
+#: What the command lays out besides the registered topologies: one heated add-drop ring.
+RING = "ring"
 #: Largest feed-forward mesh the command builds (n = 128 has 8128 MZIs).
 MAX_PORTS = 128
 
 EXAMPLES = """examples:
   pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png
   pswitch layout --mesh reck --ports 16 --no-pads -o reck16.gds
-  pswitch layout --mesh hexagonal --rows 3 --cols 3 -o hex.gds --png hex.png
+  pswitch layout --mesh hexagonal --ports 16 -o hex.gds --png hex.png
   pswitch layout --mesh switch6x6 -o switch.gds     the 6x6 switch's 71-cell mesh
   pswitch layout --mesh ring -o ring.gds --json     a heated add-drop ring with pads
 """
@@ -34,16 +37,6 @@ def _ports(text: str) -> int:
         raise argparse.ArgumentTypeError(f"needs an integer, got {text!r}") from None
     if not 2 <= value <= MAX_PORTS:
         raise argparse.ArgumentTypeError(f"needs an integer in [2, {MAX_PORTS}], got {value}")
-    return value
-
-
-def _faces(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs an integer, got {text!r}") from None
-    if not 1 <= value <= 20:
-        raise argparse.ArgumentTypeError(f"needs an integer in [1, 20], got {value}")
     return value
 
 
@@ -62,14 +55,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--mesh", choices=MESHES, default="clements", help="what to lay out")
     parser.add_argument(
-        "--ports", type=_ports, default=8, help="ports of a clements or reck mesh (default 8)"
+        "--mesh",
+        choices=[*topologies.names(), RING],
+        default="clements",
+        help="a switch's mesh, or one ring (default clements)",
     )
-    parser.add_argument("--rows", type=_faces, default=3, help="hexagonal: rows of hexagons")
-    parser.add_argument("--cols", type=_faces, default=3, help="hexagonal: columns of hexagons")
     parser.add_argument(
-        "--no-pads", action="store_true", help="clements/reck: leave the heaters unwired"
+        "--ports", type=_ports, default=None, help="the switch's ports (default: the mesh's own)"
+    )
+    parser.add_argument(
+        "--no-pads", action="store_true", help="feed-forward meshes: leave the heaters unwired"
     )
     parser.add_argument(
         "-o", "--output", default="layout.gds", help="GDS file to write (layout.gds)"
@@ -80,24 +76,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def build(args: argparse.Namespace) -> Any:
-    """The :class:`layouts.meshes.MeshLayout` the arguments ask for."""
+    """The :class:`layouts.meshes.MeshLayout` the arguments ask for: the registered topology's
+    own builder on its mesh for ``--ports``, or the ring."""
     from layouts.cells import PadSettings
-    from layouts.meshes import LayoutSettings, feedforward_layout, ring_layout
-    from layouts.meshes import waveguide_mesh_layout as recirculating
-    from photonics.feedforward import ClementsMesh, ReckMesh
-    from photonics.waveguide_mesh import hexagonal_mesh, mesh_9x9, switch_6x6_mesh
+    from layouts.meshes import LayoutSettings, ring_layout
 
+    if args.mesh == RING:
+        return ring_layout()
+    topology = topologies.topology(args.mesh)
+    if not topology.layout:
+        raise SettingsError(f"the {args.mesh} topology has no layout builder")
+    module, _, function = topology.layout.partition(":")
+    builder = getattr(importlib.import_module(module), function)
+    ports = topology.check_ports(topology.default_ports if args.ports is None else args.ports)
     settings = LayoutSettings(pads=None if args.no_pads else PadSettings())
-    if args.mesh in ("clements", "reck"):
-        mesh = (ClementsMesh if args.mesh == "clements" else ReckMesh)(args.ports)
-        return feedforward_layout(mesh, settings)
-    if args.mesh == "hexagonal":
-        return recirculating(hexagonal_mesh(args.rows, args.cols), settings)
-    if args.mesh == "switch6x6":
-        return recirculating(switch_6x6_mesh(), settings)
-    if args.mesh == "mesh9x9":
-        return recirculating(mesh_9x9(), settings)
-    return ring_layout()
+    return builder(topology.geometry(ports).mesh, settings)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,17 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from photonics import topologies
 from photonics.errors import MatchingError, PortError, SettingsError
-from photonics.feedforward import ClementsMesh, FeedForwardMesh, ReckMesh
+from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching, Permutation
 from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
-from photonics.routing import Router, hexagonal_switch, requests_for, switch_6x6
+from photonics.routing import Router, requests_for
 from photonics.switch import FeedForwardFabric
 from photonics.waveguide_mesh import CROSS, scattering
 
-MESHES = ("clements", "reck", "hexagonal", "switch6x6")
-#: Largest feed-forward mesh routed here (its transfer matrix is dense).
-MAX_PORTS = 256
 #: The power matrix is printed up to this many ports (always in ``--json``).
 MATRIX_PORTS = 16
 
@@ -81,12 +79,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--perm", type=_perm, default=None, help="a permutation instead: output of each input"
     )
-    parser.add_argument("--mesh", choices=MESHES, default="clements", help="the switch's mesh")
+    parser.add_argument(
+        "--mesh", choices=topologies.names(), default="clements", help="the switch's mesh"
+    )
     parser.add_argument(
         "--ports",
         type=int,
         default=None,
-        help="switch ports (default: 8 for pairs, the permutation's length, 6 for switch6x6)",
+        help="switch ports (default: the permutation's length, or the mesh's own: 8 for "
+        "clements, reck and hexagonal)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(run=run)
@@ -98,20 +99,19 @@ def request_of(
     """The request the command line names, checked against the mesh."""
     if bool(pairs) == (perm is not None):
         raise SettingsError("give either pairs (e.g. 0-5 1-3) or --perm, not both or neither")
-    fixed = 6 if mesh == "switch6x6" else len(perm) if perm is not None else None
+    topology = topologies.topology(mesh)
+    # on a recirculating mesh an undirected endpoint sends and receives on one edge port
+    if perm is not None and topology.kind == "recirculating" and not topology.directed:
+        raise SettingsError(f"a {mesh} switch's endpoints send and receive on one port: give pairs")
+    if perm is None and topology.directed:
+        raise SettingsError(f"the {mesh} switch joins inputs to other outputs: give --perm")
+    low, high = topology.ports
+    fixed = low if low == high else len(perm) if perm is not None else None
     if fixed is not None and ports not in (None, fixed):
         raise PortError(f"--ports {ports} does not fit: this request needs {fixed} ports")
-    n = fixed or ports or 8
-    if mesh in ("clements", "reck") and not 2 <= n <= MAX_PORTS:
-        raise PortError(f"a {mesh} switch has 2..{MAX_PORTS} ports, got {n}")
+    n = topology.check_ports(fixed or ports or topology.default_ports)
     if perm is not None:
-        if mesh == "hexagonal":
-            raise SettingsError(
-                "a hexagonal switch's endpoints send and receive on one port: give pairs"
-            )
         return Permutation(perm)
-    if mesh == "switch6x6":
-        raise SettingsError("the 6x6 switch joins west inputs to east outputs: give --perm")
     try:
         return Matching(pairs, n)
     except PortError as exc:
@@ -132,8 +132,9 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
     n = request.n_ports
     circuits = _circuits(request)
     circuit_cells: dict[tuple[int, int], list[int]] = {}
-    if mesh_name in ("clements", "reck"):
-        mesh: FeedForwardMesh = (ClementsMesh if mesh_name == "clements" else ReckMesh)(n)
+    geometry = topologies.topology(mesh_name).geometry(n)
+    if isinstance(geometry.mesh, FeedForwardMesh):
+        mesh = geometry.mesh
         settings = mesh.route(request)
         P = np.abs(mesh.transfer(settings, imperfections)) ** 2
         cells = [
@@ -152,11 +153,7 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
         extra: dict[str, Any] = {"output_phase_rad": settings.output_phase.tolist()}
         return_port = False  # an input and the output of the same number are different ports
     else:
-        if mesh_name == "hexagonal":
-            wg, ends = hexagonal_switch(n)
-            inputs = outputs = ends
-        else:
-            wg, inputs, outputs = switch_6x6()
+        wg, inputs, outputs = geometry.mesh, list(geometry.inputs), list(geometry.outputs)
         directed = isinstance(request, Permutation)
         result = Router(wg).route(
             requests_for(request, (inputs, outputs) if directed else inputs), directed

@@ -18,12 +18,12 @@ from typing import Any
 
 from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch
+from photonics import topologies
 from photonics.errors import SettingsError, ShapeError
 from photonics.matching import Matching
 from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
 
 KINDS = ("all-to-all", "ring", "torus")
-MESHES = ("clements", "reck", "hexagonal")
 #: Largest emulated feed-forward chip (its heater crosstalk is held as a dense matrix).
 MAX_PORTS = 64
 #: Pairs are listed in the text output up to this many ports (always in ``--json``).
@@ -64,7 +64,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument("kind", choices=KINDS, help="what the schedule connects")
     parser.add_argument("--ports", type=int, default=16, help="switch ports (default 16)")
-    parser.add_argument("--mesh", choices=MESHES, default="clements", help="the switch's mesh")
+    parser.add_argument(
+        "--mesh",
+        choices=topologies.names(directed=False),
+        default="clements",
+        help="the switch's mesh",
+    )
     parser.add_argument(
         "--endpoints",
         type=_ports_list,
@@ -115,14 +120,16 @@ def schedule(args: argparse.Namespace) -> dict[str, Any]:
     dwell_s = args.dwell_ms * 1e-3
     if not (math.isfinite(dwell_s) and dwell_s > 0):
         raise SettingsError(f"--dwell-ms must be > 0, got {args.dwell_ms}")
-    if args.mesh != "hexagonal" and not 2 <= args.ports <= MAX_PORTS:
+    topology = topologies.topology(args.mesh)
+    if topology.kind == "feedforward" and not 2 <= args.ports <= MAX_PORTS:
         raise SettingsError(f"a {args.mesh} switch here has 2..{MAX_PORTS} ports, got {args.ports}")
+    topology.check_ports(args.ports)
     job = None if args.kind == "all-to-all" else job_of(args)
     switch = Switch.emulated(ports=args.ports, mesh=args.mesh, seed=args.seed)
     fabric = switch.transport.controller.fabric
     if job is None:
         # on a recirculating mesh, only matchings predicted at the router's isolation target
-        floor = DEFAULT_ISOLATION_TARGET_DB if args.mesh == "hexagonal" else None
+        floor = DEFAULT_ISOLATION_TARGET_DB if topology.kind == "recirculating" else None
         cover = all_to_all(fabric, isolation_db=floor)
         matchings: list[Matching] = list(cover.matchings)
         note = cover.note

@@ -387,7 +387,7 @@ def test_cli_json_for_a_hexagonal_mesh(tmp_path) -> None:
     [
         (["--ports", "1"], "--ports: needs an integer in [2, 128], got 1"),
         (["--mesh", "spiral"], "invalid choice: 'spiral'"),
-        (["--rows", "zero"], "--rows: needs an integer, got 'zero'"),
+        (["--mesh", "switch6x6", "--ports", "8"], "a switch6x6 switch has 6 ports, got 8"),
     ],
 )
 def test_cli_bad_input_exits_non_zero_with_a_message_and_no_traceback(tmp_path, args, words):

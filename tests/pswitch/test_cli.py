@@ -63,7 +63,9 @@ def test_demo_text_names_the_hexagonal_mesh_and_the_refused_calibration() -> Non
 
 
 def test_demo_settings_refuse_an_unknown_mesh_naming_the_allowed_ones() -> None:
-    with pytest.raises(SettingsError, match="mesh must be one of clements, hexagonal; got 'torus'"):
+    with pytest.raises(
+        SettingsError, match="mesh must be one of clements, reck, hexagonal, switch32; got 'torus'"
+    ):
         DemoSettings(mesh="torus")
 
 
@@ -102,7 +104,7 @@ def test_help_has_examples() -> None:
     assert done.returncode == 0
     assert "pswitch demo --ports 32" in done.stdout
     assert "pswitch demo --mesh hexagonal" in done.stdout
-    assert "--mesh {clements,hexagonal}" in done.stdout
+    assert "--mesh {clements,reck,hexagonal,switch32}" in done.stdout
 
 
 def test_version_and_python_dash_m_reach_the_same_command() -> None:
@@ -116,3 +118,20 @@ def test_version_and_python_dash_m_reach_the_same_command() -> None:
     assert module.returncode == 0, module.stderr
     assert module.stdout == run("--help").stdout
     assert "layout" in module.stdout and "demo" in module.stdout
+
+
+def test_a_topology_registered_once_is_a_choice_of_every_command() -> None:
+    import argparse
+
+    from photonics import topologies
+    from photonics.feedforward import ReckMesh
+    from pswitch.cli import build_parser
+
+    topologies.register(topologies.feedforward("toy", "a toy mesh", ReckMesh))
+    try:
+        sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+        for command in ("route", "schedule", "demo", "layout"):
+            mesh = next(a for a in sub.choices[command]._actions if a.dest == "mesh")
+            assert "toy" in mesh.choices, command
+    finally:
+        topologies.unregister("toy")
