@@ -30,7 +30,7 @@ the same time could have its temp file removed, which makes its write fail (neve
 
 The chip calibration is the one document in another format: :meth:`Store.write_calibration` and
 :meth:`Store.read_calibration` keep ``<directory>/calibration.json`` in the versioned format of
-:func:`photonics.calibration.save_calibration`, so the name ``calibration`` is reserved for them.
+:mod:`firmware.calibration_file`, so the name ``calibration`` is reserved for them.
 """
 
 from __future__ import annotations
@@ -43,14 +43,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from photonics.calibration import (
-    Calibration,
-    fsync_directory,
-    load_calibration,
-    save_calibration,
-    write_atomically,
-)
-from photonics.errors import CalibrationFileError, PswitchError
+from firmware.calibration_file import CalibrationFileError, load_calibration, save_calibration
+from firmware.documents import fsync_directory, write_atomically
+from photonics.calibration import Calibration
+from photonics.errors import PswitchError
 
 #: The newest store file-format version this code reads, and the one it writes.
 STORE_SCHEMA = 1
@@ -305,7 +301,7 @@ class Store:
 
     def write_calibration(self, cal: Calibration) -> None:
         """Store ``cal`` atomically in ``<directory>/calibration.json`` with
-        :func:`photonics.calibration.save_calibration` (its own versioned format)."""
+        :func:`firmware.calibration_file.save_calibration` (its own versioned format)."""
         path = self.path(CALIBRATION_NAME)
         if not isinstance(cal, Calibration):  # checked here so nothing is touched
             raise StoreError(f"{path}: write_calibration needs a Calibration, got {cal!r}")
@@ -316,8 +312,8 @@ class Store:
         """The stored calibration, or None if there is none.
 
         A corrupt, truncated or newer-version file raises :class:`StoreError` (wrapping the
-        :class:`photonics.errors.CalibrationFileError` of
-        :func:`photonics.calibration.load_calibration` as ``__cause__``), so a caller of the
+        :class:`~firmware.calibration_file.CalibrationFileError` of
+        :func:`firmware.calibration_file.load_calibration` as ``__cause__``), so a caller of the
         store has one exception to handle for every bad file.
         """
         path = self.path(CALIBRATION_NAME)

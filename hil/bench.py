@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from firmware.calibration_file import save_calibration
 from firmware.controller import Controller, Rings
 from firmware.driver import DriverError
 from firmware.sdk import InProcessTransport, Switch, as_matching
@@ -29,7 +30,7 @@ from hil.instruments.lasers import TSL570, Laser, Laser8164B
 from hil.instruments.power_meters import N7744A, N7744A_MAX_LOG_POINTS
 from hil.instruments.qontrol import Qontrol
 from hil.instruments.switch import OpticalSwitch
-from photonics.calibration import Calibration, save_calibration
+from photonics.calibration import Calibration
 from photonics.errors import SettingsError
 from photonics.matching import Matching
 from photonics.topologies import topology

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
-from photonics.calibration import write_atomically
+from firmware.documents import write_atomically
 from photonics.errors import SettingsError
 
 SCHEMA = "pswitch.bench"

@@ -6,7 +6,6 @@ from an explicit ``numpy.random.Generator``.
 """
 
 from photonics.errors import (
-    CalibrationFileError,
     FitError,
     InvalidInputError,
     LimitError,
@@ -22,7 +21,6 @@ from photonics.matching import Matching, Permutation
 from photonics.mzi import MZIImperfections
 
 __all__ = [
-    "CalibrationFileError",
     "ClementsMesh",
     "FeedForwardMesh",
     "FitError",

@@ -1,4 +1,4 @@
-"""Calibration: fits from measurements, and the versioned calibration file.
+"""Calibration: fits from measurements, and what a chip's calibration gives.
 
 The fits are pure functions of measurement arrays, so they run identically on emulator data and on
 real bench data. Models (units: current mA, voltage V, resistance ohm, power mW, phase rad,
@@ -10,45 +10,23 @@ wavelength nm), the same as :mod:`photonics.thermal`::
     shift_v  = K[v, a] * (pi P_a / P_pi_a)        thermal crosstalk, K with zero diagonal
     lambda   = lambda0 + slope P                  a ring's resonance under its heater
 
-:class:`Calibration` gathers what a chip's calibration gives; :func:`save_calibration` writes it
-atomically as JSON (temp file, fsync, rename, fsync of the directory) and
-:func:`load_calibration` refuses, with :class:`CalibrationFileError`, any file that is not
-exactly a valid calibration of a supported version: never a half-loaded object.
-
-This module's only I/O is in :func:`save_calibration` and :func:`load_calibration`.
+:class:`Calibration` gathers what a chip's calibration gives. Its file (save, load, the versioned
+format) is :mod:`firmware.calibration_file`: this module does no I/O.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import json
 import math
-import os
 import reprlib
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import least_squares
 
-from photonics.errors import (
-    CalibrationFileError,
-    FitError,
-    InvalidInputError,
-    SettingsError,
-    ShapeError,
-)
+from photonics.errors import FitError, SettingsError, ShapeError
 from photonics.thermal import CrosstalkModel
-
-#: The ``schema`` name written in and required of every calibration file.
-SCHEMA_NAME = "pswitch.calibration"
-#: The newest calibration file version this code reads and the one it writes.
-SCHEMA_VERSION = 1
 
 #: Oversampling of the fringe-frequency scan relative to the natural resolution 2 pi / span.
 _SCAN_OVERSAMPLE = 16
@@ -425,10 +403,12 @@ def fit_ring_tuning(heater_power_mW: ArrayLike, resonance_nm: ArrayLike) -> Ring
 
 
 # ------------------------------------------------------------------------------------------------
-# the calibration and its file
+# the calibration
 
-_HEATER_FIELDS = ("p_pi_mW", "bias_rad", "a_ohm_per_mA2", "c_ohm")
-_RING_FIELDS = ("lambda0_nm", "slope_nm_per_mW", "rms_residual_nm")
+#: The per-heater arrays of a :class:`Calibration`, in their order.
+HEATER_FIELDS = ("p_pi_mW", "bias_rad", "a_ohm_per_mA2", "c_ohm")
+#: The values of a :class:`RingTuning`, in their order.
+RING_FIELDS = ("lambda0_nm", "slope_nm_per_mW", "rms_residual_nm")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -448,8 +428,6 @@ class Calibration:
     Arrays are stored read-only. There is deliberately no ``__eq__`` (arrays have no single
     truth value); compare with :func:`same_calibration`.
     """
-
-    SCHEMA_VERSION: ClassVar[int] = SCHEMA_VERSION
 
     chip_id: str
     p_pi_mW: np.ndarray
@@ -471,7 +449,7 @@ class Calibration:
         except ValueError as exc:
             raise SettingsError(f"created must be an ISO 8601 time, got {self.created!r}") from exc
         n = None
-        for name in _HEATER_FIELDS:
+        for name in HEATER_FIELDS:
             arr = _array(name, getattr(self, name)).copy()  # the caller keeps their array
             if arr.ndim != 1:
                 raise ShapeError(
@@ -535,235 +513,13 @@ def same_calibration(a: Calibration, b: Calibration) -> bool:
     """True if ``a`` and ``b`` hold bit-identical values (so ``-0.0`` differs from ``0.0``)."""
     if (a.chip_id, a.created, len(a.rings)) != (b.chip_id, b.created, len(b.rings)):
         return False
-    if not all(_same_array(getattr(a, n), getattr(b, n)) for n in (*_HEATER_FIELDS, "crosstalk")):
+    if not all(_same_array(getattr(a, n), getattr(b, n)) for n in (*HEATER_FIELDS, "crosstalk")):
         return False
     if not np.array_equal(a.phase_fitted, b.phase_fitted):
         return False
-    ring_a = np.array([[getattr(r, n) for n in _RING_FIELDS] for r in a.rings], dtype=float)
-    ring_b = np.array([[getattr(r, n) for n in _RING_FIELDS] for r in b.rings], dtype=float)
+    ring_a = np.array([[getattr(r, n) for n in RING_FIELDS] for r in a.rings], dtype=float)
+    ring_b = np.array([[getattr(r, n) for n in RING_FIELDS] for r in b.rings], dtype=float)
     return _same_array(ring_a, ring_b)
-
-
-def _to_document(cal: Calibration) -> dict[str, Any]:
-    return {
-        "schema": SCHEMA_NAME,
-        "version": SCHEMA_VERSION,
-        "chip_id": cal.chip_id,
-        "created": cal.created,
-        **{name: getattr(cal, name).tolist() for name in _HEATER_FIELDS},
-        "crosstalk": None if cal.crosstalk is None else cal.crosstalk.tolist(),
-        "rings": [{n: getattr(r, n) for n in _RING_FIELDS} for r in cal.rings],
-        "phase_fitted": cal.phase_fitted.tolist(),
-    }
-
-
-def _encode(doc: dict[str, Any]) -> bytes:
-    # one top-level key per line, values compact; json writes floats with repr, which round-trips
-    # exactly. No trailing newline: then every proper prefix of the file is invalid JSON, so any
-    # truncation is detected.
-    lines = [f"  {json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in doc.items()]
-    return ("{\n" + ",\n".join(lines) + "\n}").encode("ascii")
-
-
-def save_calibration(cal: Calibration, path: str | os.PathLike[str]) -> None:
-    """Write ``cal`` to ``path`` as JSON, atomically.
-
-    The bytes go to a temp file in the same directory, which is flushed and fsync'ed, then
-    renamed over ``path`` (``os.replace``), and the directory is fsync'ed so the rename itself
-    is durable. Until the rename an existing file at ``path`` is not touched; on any failure
-    the temp file is removed and the error propagates.
-    """
-    if not isinstance(cal, Calibration):
-        raise SettingsError(f"save_calibration needs a Calibration, got {type(cal).__name__}")
-    write_atomically(Path(path), _encode(_to_document(cal)))
-
-
-def write_atomically(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` so that a crash at any instant leaves the old file or the
-    new one: a temp file ``.<name>.*.tmp`` in the same directory (a rename cannot cross file
-    systems), flushed and fsync'ed, ``os.replace``d over ``target``, then the directory fsync'ed.
-    ``target`` is untouched until the rename; on any failure the temp file is removed and the
-    error propagates. The file keeps an existing file's mode, else 0644."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            if hasattr(os, "fchmod"):  # mkstemp makes 0600
-                try:
-                    mode = target.stat().st_mode & 0o777
-                except FileNotFoundError:
-                    mode = 0o644
-                os.fchmod(fh.fileno(), mode)
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    fsync_directory(target.parent)
-
-
-def fsync_directory(directory: Path) -> None:
-    """Make a rename, creation or removal in ``directory`` durable (POSIX; no-op elsewhere)."""
-    if os.name != "posix":  # directories cannot be opened for fsync on Windows
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError as exc:  # some file systems do not support fsync on a directory
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
-            raise
-    finally:
-        os.close(fd)
-
-
-class _ContentError(Exception):
-    """Internal: what is wrong with a file's content (the caller adds the path)."""
-
-
-def _reject_constant(name: str) -> float:
-    raise _ContentError(f"non-finite number {name} (calibration values must be finite)")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _ContentError(f"duplicate field {key!r}")
-        out[key] = value
-    return out
-
-
-def _number(where: str, value: Any) -> float:
-    # bool is an int in Python but never a number in a calibration file
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _ContentError(f"{where} must be a number, got {value!r}")
-    try:
-        x = float(value)
-    except OverflowError:  # an integer too large for a float
-        x = math.inf
-    if not math.isfinite(x):
-        raise _ContentError(f"{where} must be finite, got {value!r}")
-    return x
-
-
-def _numbers(where: str, value: Any) -> list[float]:
-    if not isinstance(value, list):
-        raise _ContentError(f"{where} must be a list of numbers, got {type(value).__name__}")
-    return [_number(f"{where}[{i}]", v) for i, v in enumerate(value)]
-
-
-_TOP_FIELDS = (
-    "schema",
-    "version",
-    "chip_id",
-    "created",
-    *_HEATER_FIELDS,
-    "crosstalk",
-    "rings",
-    "phase_fitted",
-)
-
-
-def _from_document(doc: Any) -> Calibration:
-    if not isinstance(doc, dict):
-        raise _ContentError(f"top level must be a JSON object, got {type(doc).__name__}")
-    schema = doc.get("schema")
-    if schema != SCHEMA_NAME:
-        raise _ContentError(f"schema must be {SCHEMA_NAME!r}, got {schema!r}")
-    version = doc.get("version")
-    if isinstance(version, bool) or not isinstance(version, int):
-        raise _ContentError(f"version must be an integer, got {version!r}")
-    if version > SCHEMA_VERSION:
-        raise _ContentError(
-            f"written by a newer pswitch: version {version} > {SCHEMA_VERSION}; upgrade pswitch"
-        )
-    if version < 1:
-        raise _ContentError(f"unsupported version {version} (supported: 1 to {SCHEMA_VERSION})")
-    missing = [k for k in _TOP_FIELDS if k not in doc]
-    if missing:
-        raise _ContentError(f"missing field(s) {', '.join(missing)}")
-    extra = sorted(set(doc) - set(_TOP_FIELDS))
-    if extra:
-        raise _ContentError(f"unexpected field(s) {', '.join(extra)} for version {version}")
-    for key in ("chip_id", "created"):
-        if not isinstance(doc[key], str):
-            raise _ContentError(f"{key} must be a string, got {doc[key]!r}")
-    heaters = {name: _numbers(name, doc[name]) for name in _HEATER_FIELDS}
-    lengths = {name: len(v) for name, v in heaters.items()}
-    if len(set(lengths.values())) > 1:
-        raise _ContentError(f"per-heater arrays have inconsistent lengths {lengths}")
-    crosstalk = None
-    if doc["crosstalk"] is not None:
-        if not isinstance(doc["crosstalk"], list):
-            raise _ContentError(
-                f"crosstalk must be null or a list of rows, got {doc['crosstalk']!r}"
-            )
-        crosstalk = [_numbers(f"crosstalk[{i}]", row) for i, row in enumerate(doc["crosstalk"])]
-        n = lengths["p_pi_mW"]
-        if len(crosstalk) != n or any(len(row) != n for row in crosstalk):
-            shape = [len(row) for row in crosstalk]
-            raise _ContentError(
-                f"crosstalk must be {n} rows of {n} values, got rows of lengths {shape}"
-            )
-        crosstalk = np.array(crosstalk, dtype=float).reshape(n, n)
-    fitted = doc["phase_fitted"]
-    if not isinstance(fitted, list) or not all(isinstance(v, bool) for v in fitted):
-        raise _ContentError(f"phase_fitted must be a list of true/false, got {fitted!r}")
-    if len(fitted) != lengths["p_pi_mW"]:
-        raise _ContentError(
-            f"phase_fitted has {len(fitted)} values for {lengths['p_pi_mW']} heaters"
-        )
-    if not isinstance(doc["rings"], list):
-        raise _ContentError(f"rings must be a list, got {doc['rings']!r}")
-    for i, ring in enumerate(doc["rings"]):
-        if not isinstance(ring, dict) or set(ring) != set(_RING_FIELDS):
-            fields_ = ", ".join(_RING_FIELDS)
-            raise _ContentError(f"rings[{i}] must be an object with fields {fields_}, got {ring!r}")
-    try:
-        rings = [
-            RingTuning(*(_number(f"rings[{i}].{n}", ring[n]) for n in _RING_FIELDS))
-            for i, ring in enumerate(doc["rings"])
-        ]
-        return Calibration(
-            chip_id=doc["chip_id"],
-            created=doc["created"],
-            crosstalk=crosstalk,
-            rings=tuple(rings),
-            phase_fitted=np.array(fitted, dtype=bool),
-            **{name: np.array(v, dtype=float) for name, v in heaters.items()},
-        )
-    except InvalidInputError as exc:  # values of the right types but out of range
-        raise _ContentError(str(exc)) from exc
-
-
-def load_calibration(path: str | os.PathLike[str]) -> Calibration:
-    """Read a calibration written by :func:`save_calibration`.
-
-    Raises :class:`CalibrationFileError`, naming ``path`` and the problem, for a file that is
-    not UTF-8 JSON (e.g. truncated), of another schema, of a newer version, with missing,
-    unexpected, duplicate or mistyped fields, arrays of inconsistent lengths, non-finite or
-    out-of-range values. An unreadable or missing file raises the ``OSError`` as is.
-    """
-    raw = Path(path).read_bytes()
-    try:
-        text = raw.decode("utf-8")
-        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-        return _from_document(doc)
-    except UnicodeDecodeError as exc:
-        raise CalibrationFileError(
-            f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})"
-        ) from exc
-    except json.JSONDecodeError as exc:
-        raise CalibrationFileError(
-            f"{path}: not valid JSON, truncated or corrupt ({exc.msg} at line {exc.lineno} "
-            f"column {exc.colno}, file of {len(raw)} bytes)"
-        ) from exc
-    except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
-        raise CalibrationFileError(f"{path}: not a valid calibration ({exc})") from exc
-    except (_ContentError, RecursionError) as exc:
-        raise CalibrationFileError(f"{path}: {exc}") from exc
 
 
 def fit_crosstalk_model(

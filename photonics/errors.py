@@ -37,9 +37,5 @@ class LimitError(InvalidInputError):
     """A request would exceed a hardware limit (channel current, total power budget)."""
 
 
-class CalibrationFileError(PswitchError):
-    """A calibration file is corrupt, truncated, of an unknown schema or of a newer version."""
-
-
 class FitError(PswitchError):
     """Measurements do not determine the fitted parameters (too few points, no contrast, ...)."""

@@ -1,10 +1,11 @@
-"""Shared hypothesis strategies for photonics objects."""
+"""Shared hypothesis strategies and example objects for the tests."""
 
 import numpy as np
 from hypothesis import strategies as st
 from scipy.stats import unitary_group
 
 from photonics import Matching, Permutation
+from photonics.calibration import Calibration, RingTuning
 
 seeds = st.integers(0, 2**32 - 1)
 
@@ -27,3 +28,23 @@ def matchings(draw: st.DrawFn, n: int) -> Matching:
     order = draw(st.permutations(range(n)))
     k = draw(st.integers(0, n // 2))
     return Matching([(order[2 * i], order[2 * i + 1]) for i in range(k)], n)
+
+
+#: The ``created`` time of the example calibrations.
+CREATED = "2026-01-02T03:04:05.123456+00:00"
+
+
+def small_calibration(**overrides) -> Calibration:
+    """A 3-heater, 2-ring calibration with crosstalk; ``overrides`` replace its arguments."""
+    kwargs = dict(
+        chip_id="hex6-0042",
+        p_pi_mW=[21.4, 22.8, 1.34],
+        bias_rad=[0.0, 3.1, 6.2],
+        a_ohm_per_mA2=[0.5, 0.45, 0.55],
+        c_ohm=[500.0, 512.5, 488.25],
+        created=CREATED,
+        crosstalk=[[0.0, 0.11, 0.002], [0.1, 0.0, 0.025], [0.0, 0.03, 0.0]],
+        rings=(RingTuning(1550.12, 0.0184, 1e-4), RingTuning(1551.0, 0.02)),
+    )
+    kwargs.update(overrides)
+    return Calibration(**kwargs)

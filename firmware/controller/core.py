@@ -24,6 +24,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 import scipy.sparse as sp
 
+from firmware.calibration_file import CalibrationFileError
 from firmware.commands import (
     Bound,
     Command,
@@ -39,7 +40,6 @@ from firmware.driver import ChipDriver, DriverError
 from firmware.store import Store, StoreError
 from photonics.calibration import Calibration
 from photonics.errors import (
-    CalibrationFileError,
     FitError,
     LimitError,
     MatchingError,

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from firmware.calibration_file import CalibrationFileError
 from firmware.store import MAX_NAME_LENGTH, STORE_SCHEMA, Store, StoreError
 from photonics.calibration import Calibration, RingTuning, same_calibration
-from photonics.errors import CalibrationFileError, PswitchError
-
-CREATED = "2026-01-02T03:04:05.123456+00:00"
+from photonics.errors import PswitchError
+from tests.strategies import CREATED, small_calibration
 
 json_scalars = (
     st.none()
@@ -49,21 +49,6 @@ def same_json(a, b) -> bool:
 
 def temp_files(directory: Path, name: str) -> set[str]:
     return {p.name for p in directory.glob(f".{name}.json.*.tmp")}
-
-
-def small_calibration(**overrides) -> Calibration:
-    kwargs = dict(
-        chip_id="hex6-0042",
-        p_pi_mW=[21.4, 22.8, 1.34],
-        bias_rad=[0.0, 3.1, 6.2],
-        a_ohm_per_mA2=[0.5, 0.45, 0.55],
-        c_ohm=[500.0, 512.5, 488.25],
-        created=CREATED,
-        crosstalk=[[0.0, 0.11, 0.002], [0.1, 0.0, 0.025], [0.0, 0.03, 0.0]],
-        rings=(RingTuning(1550.12, 0.0184, 1e-4), RingTuning(1551.0, 0.02)),
-    )
-    kwargs.update(overrides)
-    return Calibration(**kwargs)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from firmware.calibration_file import load_calibration
 from hil.bench import Bench
 from hil.bench_config import BenchConfig
 from hil.emulator.bench import EmulatedBench
-from photonics.calibration import load_calibration, same_calibration
+from photonics.calibration import same_calibration
 from photonics.errors import SettingsError
 from photonics.selfcal import route_quality
 

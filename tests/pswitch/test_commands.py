@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from firmware.calibration_file import load_calibration
 from photonics import ClementsMesh
-from photonics.calibration import load_calibration
 from photonics.feedforward import MeshSettings
 from pswitch.cli import main
 
