@@ -10,23 +10,19 @@ A file holds::
       "document": {...}
     }
 
-where ``schema`` is :data:`STORE_SCHEMA`, the store's file-format version. Following the
-project's rule for persistent state:
+where ``schema`` is :data:`STORE_SCHEMA`, the store's file-format version. Files are written and
+read by :mod:`firmware.documents`, the project's rule for persistent state:
 
-- :meth:`Store.write` is atomic: the bytes go to a temp file in the same directory, which is
-  flushed and fsync'ed, renamed over the target with :func:`os.replace`, and the directory is
-  fsync'ed so the rename itself is durable. A reader, or the controller after a crash or power
-  cut, sees the old document or the new one, never a mix.
-- The encoding has no trailing newline, so every proper prefix of a file is invalid JSON: a
-  truncated file is always detected, never read as a shorter document.
+- :meth:`Store.write` is atomic: a reader, or the controller after a crash or power cut, sees
+  the old document or the new one, never a mix. A truncated file is always detected, never read
+  as a shorter document.
 - :meth:`Store.read` refuses with :class:`StoreError`, naming the file and the problem, a file
   that is not JSON (corrupt, truncated), has no schema version or a newer one, is stored under
   another name, or whose document is not a JSON object. Nothing is ever half-read.
 
 A writer killed mid-write leaves at most a temp file ``.<name>.json.<random>.tmp``, which
 :meth:`Store.read` and :meth:`Store.names` ignore and the next write of that name removes. The
-store assumes one writing process (the controller): a second process writing the same name at
-the same time could have its temp file removed, which makes its write fail (never corrupts).
+store assumes one writing process (the controller).
 
 The chip calibration is the one document in another format: :meth:`Store.write_calibration` and
 :meth:`Store.read_calibration` keep ``<directory>/calibration.json`` in the versioned format of
@@ -35,16 +31,20 @@ The chip calibration is the one document in another format: :meth:`Store.write_c
 
 from __future__ import annotations
 
-import contextlib
-import json
-import math
 import os
 import re
 from pathlib import Path
 from typing import Any
 
 from firmware.calibration_file import CalibrationFileError, load_calibration, save_calibration
-from firmware.documents import fsync_directory, write_atomically
+from firmware.documents import (
+    ContentError,
+    DocumentFormat,
+    fsync_directory,
+    read_document,
+    remove_document,
+    write_document,
+)
 from photonics.calibration import Calibration
 from photonics.errors import PswitchError
 
@@ -58,16 +58,15 @@ MAX_NAME_LENGTH = 64
 CALIBRATION_NAME = "calibration"
 
 _SUFFIX = ".json"
-_TMP_SUFFIX = ".tmp"
-#: Deepest nesting of lists and objects a document may have. The JSON decoder recurses, so a much
-#: deeper document could be written but not read back; the limit also stops reference cycles.
-_MAX_DEPTH = 100
-_FIELDS = ("schema", "name", "document")
 
 
 class StoreError(PswitchError):
     """A store file is corrupt, truncated, of a missing or newer schema version, or not a JSON
     object; or a name or document cannot be stored. The message names the file and the problem."""
+
+
+#: The store's files keep their header of version 1: ``schema`` holds the version, no name.
+FORMAT = DocumentFormat("store file", None, STORE_SCHEMA, ("name", "document"), StoreError)
 
 
 def _check_name(name: Any) -> str:
@@ -84,109 +83,13 @@ def _check_name(name: Any) -> str:
     return name
 
 
-def _check_document(document: Any) -> None:
-    """Refuse what JSON cannot hold exactly: non-finite floats, non-string keys, other types.
-
-    ``json.dumps`` would silently turn ``{1: x}`` into ``{"1": x}`` and write ``NaN``, which is not
-    JSON; checking first keeps a refused write from touching the disk. Raises ``ValueError``
-    with the path of the offending value (the caller adds the file name).
-    """
+def _document(name: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The document of a store file's fields, which must be stored under ``name``."""
+    if body["name"] != name:  # e.g. a file copied or renamed by hand
+        raise ContentError(f"holds document {body['name']!r}, not {name!r}")
+    document = body["document"]
     if not isinstance(document, dict):
-        raise ValueError(
-            f"the document must be a JSON object (dict), got {type(document).__name__}"
-        )
-    # only containers get a path formatted up front: a list of thousands of floats costs one
-    # isinstance test per value
-    stack: list[tuple[str, dict[Any, Any] | list[Any] | tuple[Any, ...], int]] = [
-        ("document", document, 0)
-    ]
-    while stack:  # iterative: no recursion limit to hit on deep input
-        where, container, depth = stack.pop()
-        if depth >= _MAX_DEPTH:
-            raise ValueError(f"{where} is nested deeper than {_MAX_DEPTH} levels (or a cycle)")
-        items = container.items() if isinstance(container, dict) else enumerate(container)
-        for key, value in items:
-            if isinstance(container, dict) and not isinstance(key, str):
-                raise ValueError(f"{where} has a non-string key {key!r}")
-            if isinstance(value, dict | list | tuple):
-                stack.append((f"{where}[{key!r}]", value, depth + 1))
-            elif isinstance(value, float):
-                if not math.isfinite(value):
-                    raise ValueError(
-                        f"{where}[{key!r}] is {float(value)!r} (numbers must be finite)"
-                    )
-            elif value is not None and not isinstance(value, str | int):  # bool is an int
-                raise ValueError(
-                    f"{where}[{key!r}] is a {type(value).__name__}, which JSON cannot hold"
-                )
-
-
-def _encode(name: str, document: dict[str, Any]) -> bytes:
-    # one top-level field per line; json writes floats with repr, which round-trips exactly, and
-    # escapes everything outside ASCII. No trailing newline: then every proper prefix of the file
-    # is invalid JSON, so any truncation is detected.
-    wrapper = {"schema": STORE_SCHEMA, "name": name, "document": document}
-    lines = [f"  {json.dumps(k)}: {json.dumps(v, allow_nan=False)}" for k, v in wrapper.items()]
-    return ("{\n" + ",\n".join(lines) + "\n}").encode("ascii")
-
-
-class _ContentError(Exception):
-    """Internal: what is wrong with a file's content (the caller adds the path)."""
-
-
-def _reject_constant(literal: str) -> float:
-    raise _ContentError(f"non-finite number {literal} (numbers must be finite)")
-
-
-def _finite_float(literal: str) -> float:
-    value = float(literal)
-    if not math.isfinite(value):  # e.g. 1e999, which float() turns into inf
-        raise _ContentError(f"number {literal} is out of range (numbers must be finite)")
-    return value
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:  # json.loads would silently keep the last one
-            raise _ContentError(f"duplicate field {key!r}")
-        out[key] = value
-    return out
-
-
-def _decode(name: str, raw: bytes) -> dict[str, Any]:
-    """The document inside a store file's bytes; :class:`_ContentError` or a ``ValueError``
-    (including ``json.JSONDecodeError`` and ``UnicodeDecodeError``) if anything is wrong."""
-    wrapper = json.loads(
-        raw.decode("utf-8"),
-        parse_float=_finite_float,
-        parse_constant=_reject_constant,
-        object_pairs_hook=_unique_keys,
-    )
-    if not isinstance(wrapper, dict):
-        raise _ContentError(f"top level must be a JSON object, got {type(wrapper).__name__}")
-    if "schema" not in wrapper:
-        raise _ContentError("no schema version (not a pswitch store file?)")
-    schema = wrapper["schema"]
-    if isinstance(schema, bool) or not isinstance(schema, int):
-        raise _ContentError(f"schema version must be an integer, got {schema!r}")
-    if schema > STORE_SCHEMA:
-        raise _ContentError(
-            f"written by a newer pswitch: schema version {schema} > {STORE_SCHEMA}; upgrade pswitch"
-        )
-    if schema < 1:
-        raise _ContentError(f"unsupported schema version {schema} (supported: 1 to {STORE_SCHEMA})")
-    missing = [k for k in _FIELDS if k not in wrapper]
-    if missing:
-        raise _ContentError(f"missing field(s) {', '.join(missing)}")
-    extra = sorted(set(wrapper) - set(_FIELDS))
-    if extra:
-        raise _ContentError(f"unexpected field(s) {', '.join(extra)} for schema version {schema}")
-    if wrapper["name"] != name:  # e.g. a file copied or renamed by hand
-        raise _ContentError(f"holds document {wrapper['name']!r}, not {name!r}")
-    document = wrapper["document"]
-    if not isinstance(document, dict):
-        raise _ContentError(f"document must be a JSON object, got {type(document).__name__}")
+        raise ContentError(f"document must be a JSON object, got {type(document).__name__}")
     return document
 
 
@@ -219,14 +122,6 @@ class Store:
             )
         return path
 
-    def _remove_leftovers(self, path: Path) -> None:
-        """Remove temp files that a killed writer of ``path`` left behind."""
-        prefix = f".{path.name}."  # names have no dots, so this prefix belongs to one name only
-        for entry in os.scandir(self.directory):
-            if entry.name.startswith(prefix) and entry.name.endswith(_TMP_SUFFIX):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry.path)
-
     def write(self, name: str, document: dict[str, Any]) -> None:
         """Store ``document`` (a JSON object: dicts with string keys, lists, tuples, strings,
         ints, finite floats, bools, None) under ``name``, atomically.
@@ -237,13 +132,12 @@ class Store:
         written, so the previous document stays.
         """
         path = self._document_path(name)
-        try:
-            _check_document(document)
-            data = _encode(name, document)
-        except (ValueError, TypeError) as exc:
-            raise StoreError(f"{path}: refusing to write: {exc}; nothing written") from exc
-        self._remove_leftovers(path)
-        write_atomically(path, data)
+        if not isinstance(document, dict):
+            raise StoreError(
+                f"{path}: refusing to write: the document must be a JSON object (dict), got "
+                f"{type(document).__name__}; nothing written"
+            )
+        write_document(path, FORMAT, {"name": name, "document": document})
 
     def read(self, name: str) -> dict[str, Any] | None:
         """The document stored under ``name``, or None if there is none.
@@ -255,34 +149,13 @@ class Store:
         """
         path = self._document_path(name)
         try:
-            raw = path.read_bytes()
+            return read_document(path, FORMAT, lambda body: _document(name, body))
         except FileNotFoundError:
             return None
-        try:
-            return _decode(name, raw)
-        except json.JSONDecodeError as exc:
-            raise StoreError(
-                f"{path}: not valid JSON, truncated or corrupt ({exc.msg} at line {exc.lineno} "
-                f"column {exc.colno}, file of {len(raw)} bytes)"
-            ) from exc
-        except UnicodeDecodeError as exc:
-            raise StoreError(
-                f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}), corrupt"
-            ) from exc
-        except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
-            raise StoreError(f"{path}: not a valid store file ({exc})") from exc
-        except (_ContentError, RecursionError) as exc:
-            raise StoreError(f"{path}: {exc}") from exc
 
     def remove(self, name: str) -> None:
         """Delete document ``name`` (any name, ``calibration`` included); absent is fine."""
-        path = self.path(name)
-        self._remove_leftovers(path)
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            return
-        fsync_directory(self.directory)
+        remove_document(self.path(name))
 
     def names(self) -> list[str]:
         """The names of the stored documents (``calibration`` included), sorted. Temp files and
@@ -305,7 +178,6 @@ class Store:
         path = self.path(CALIBRATION_NAME)
         if not isinstance(cal, Calibration):  # checked here so nothing is touched
             raise StoreError(f"{path}: write_calibration needs a Calibration, got {cal!r}")
-        self._remove_leftovers(path)  # save_calibration's temp files follow the same pattern
         save_calibration(cal, path)
 
     def read_calibration(self) -> Calibration | None:

@@ -1,19 +1,18 @@
 """A bench configuration: the resource strings of a bench's instruments and what is on it.
 
 The same file drives the emulated bench (``pswitch serve`` writes it) and a real one (written by
-hand): only the resource strings differ. JSON with a schema version, written atomically.
+hand): only the resource strings differ. A versioned document of :mod:`firmware.documents`
+(``"schema": "pswitch.bench"``, ``"version": 1``), written atomically.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, Literal
 
-from firmware.documents import write_atomically
+from firmware.documents import ContentError, DocumentFormat, read_document, write_document
 from photonics.errors import SettingsError
 
 SCHEMA = "pswitch.bench"
@@ -76,28 +75,31 @@ class BenchConfig:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the configuration atomically (a crash leaves the old file or the new one)."""
-        doc = {"schema": SCHEMA, "version": VERSION, **asdict(self)}
-        write_atomically(Path(path), (json.dumps(doc, indent=2) + "\n").encode())
+        write_document(path, FORMAT, asdict(self))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> BenchConfig:
-        """Read a configuration; a missing, malformed or newer file is refused, naming why."""
+        """Read a configuration; a missing, malformed or newer file is refused with
+        :class:`~photonics.errors.SettingsError`, naming the file and why. Fields left out
+        take their defaults."""
         try:
-            doc: Any = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as exc:
+            return read_document(path, FORMAT, _bench_config)
+        except OSError as exc:
             raise SettingsError(f"cannot read bench config {path}: {exc}") from exc
-        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-            raise SettingsError(f"{path} is not a pswitch bench config (no schema {SCHEMA!r})")
-        if not isinstance(doc.get("version"), int) or doc["version"] > VERSION:
-            raise SettingsError(
-                f"{path} has bench config version {doc.get('version')!r}; this pswitch reads "
-                f"up to {VERSION}: upgrade pswitch"
-            )
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(doc) - known - {"schema", "version"})
-        if unknown:
-            raise SettingsError(f"{path}: unknown bench config keys {unknown}")
-        try:
-            return cls(**{k: v for k, v in doc.items() if k in known})
-        except TypeError as exc:
-            raise SettingsError(f"{path}: {exc}") from exc
+
+
+def _bench_config(body: dict[str, Any]) -> BenchConfig:
+    try:
+        return BenchConfig(**body)
+    except TypeError as exc:  # a value of the wrong type, e.g. a string for a number
+        raise ContentError(str(exc)) from exc
+
+
+FORMAT = DocumentFormat(
+    "bench config",
+    SCHEMA,
+    VERSION,
+    tuple(f.name for f in fields(BenchConfig)),
+    SettingsError,
+    optional=frozenset(f.name for f in fields(BenchConfig) if f.default is not MISSING),
+)

@@ -169,7 +169,7 @@ def _set_ring(field, value):
     [
         (_delete("c_ohm"), "missing field.*c_ohm"),
         (_delete("rings"), "missing field.*rings"),
-        (_delete("version"), "version must be an integer, got None"),
+        (_delete("version"), r"no version \(not a pswitch calibration\?\)"),
         (_set("extra", 1), "unexpected field.*extra"),
         (_set("version", "1"), "version must be an integer, got '1'"),
         (_set("version", True), "version must be an integer, got True"),
