@@ -1,9 +1,22 @@
 """Input checks shared by the physics modules."""
 
+import reprlib
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from photonics.errors import SettingsError
+from photonics.errors import SettingsError, ShapeError
+
+
+def array(name: str, value: ArrayLike) -> np.ndarray:
+    """``value`` as a float array; ragged or non-numeric input is :class:`ShapeError` naming
+    ``name``."""
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(
+            f"{name} must be a rectangular array of numbers, got {reprlib.repr(value)}"
+        ) from exc
 
 
 def finite(name: str, value: ArrayLike) -> np.ndarray:

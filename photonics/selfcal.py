@@ -32,16 +32,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
-from photonics.calibration import (
-    Calibration,
-    fit_crosstalk,
-    fit_crosstalk_model,
-    fit_fringe,
-    fit_heater_resistance,
-)
+from photonics.calibration import Calibration
 from photonics.chip import Chip
 from photonics.errors import FitError
 from photonics.feedforward import FeedForwardMesh
+from photonics.fits import fit_crosstalk, fit_crosstalk_model, fit_fringe, fit_heater_resistance
 from photonics.matching import Permutation
 from photonics.thermal import (
     DEFAULT_P_PI_MW,

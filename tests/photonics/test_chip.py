@@ -7,8 +7,9 @@ from hypothesis import strategies as st
 
 from firmware.calibration_file import load_calibration, save_calibration
 from photonics import LimitError, SettingsError, ShapeError
-from photonics.calibration import fit_ring_tuning, same_calibration
+from photonics.calibration import same_calibration
 from photonics.chip import Chip, ChipSpec
+from photonics.fits import fit_ring_tuning
 from photonics.selfcal import SelfCalibration, calibrate_mesh, route_quality, self_calibrate
 from tests.strategies import seeds
 

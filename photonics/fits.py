@@ -1,0 +1,400 @@
+"""Fits of calibration measurements: heater resistance, fringes, crosstalk, ring tuning.
+
+The fits are pure functions of measurement arrays, so they run identically on emulator data and on
+real bench data. Models (units: current mA, voltage V, resistance ohm, power mW, phase rad,
+wavelength nm), the same as :mod:`photonics.thermal`::
+
+    R(I)     = a I^2 + c                          heater resistance; V = 1e-3 I R(I)
+    phase    = pi P / P_pi + bias                 a heater's phase, linear in its power P
+    detected = offset + amplitude cos(phase)      a detector behind an MZI (a cosine fringe)
+    shift_v  = K[v, a] * (pi P_a / P_pi_a)        thermal crosstalk, K with zero diagonal
+    lambda   = lambda0 + slope P                  a ring's resonance under its heater
+
+What they give is gathered in a :class:`~photonics.calibration.Calibration`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.optimize import least_squares
+
+from photonics._checks import array
+from photonics.calibration import RingTuning
+from photonics.errors import FitError, SettingsError, ShapeError
+from photonics.thermal import CrosstalkModel
+
+#: Oversampling of the fringe-frequency scan relative to the natural resolution 2 pi / span.
+_SCAN_OVERSAMPLE = 16
+#: Largest number of trial frequencies the fringe scan accepts (keeps a bad range from hanging).
+_SCAN_MAX_POINTS = 200_000
+#: Scan local minima refined by least squares (guards against a noisy scan picking a side lobe).
+_SCAN_CANDIDATES = 5
+#: Smallest fraction of the detected variance a fringe fit must explain (amplitude ~ 1.4 x noise).
+_MIN_EXPLAINED = 0.5
+
+
+# ------------------------------------------------------------------------------------------------
+# input checks
+
+
+def _vector(name: str, value: ArrayLike) -> np.ndarray:
+    """``value`` as a 1-D float array; a wrong dimension is :class:`ShapeError`."""
+    arr = array(name, value)
+    if arr.ndim != 1:
+        raise ShapeError(f"{name} must be 1-D, got shape {arr.shape}")
+    return arr
+
+
+def _paired(x_name: str, x: ArrayLike, y_name: str, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Two measurement vectors of equal length, all finite (non-finite data is a :class:`FitError`
+    since it usually means a failed reading, not a programming error)."""
+    xa, ya = _vector(x_name, x), _vector(y_name, y)
+    if xa.shape != ya.shape:
+        raise ShapeError(f"{x_name} has shape {xa.shape} but {y_name} has shape {ya.shape}")
+    for name, arr in ((x_name, xa), (y_name, ya)):
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise FitError(f"{name} must be finite; sample {bad[0]} is {float(arr[bad[0]])!r}")
+    return xa, ya
+
+
+def _line_fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Least-squares ``y = slope x + intercept``: (slope, intercept, rms residual)."""
+    # centred form: better conditioned than the normal equations of [x, 1]
+    xm, ym = x.mean(), y.mean()
+    dx = x - xm
+    slope = float(np.dot(dx, y - ym) / np.dot(dx, dx))
+    intercept = float(ym - slope * xm)
+    rms = float(np.sqrt(np.mean((y - (slope * x + intercept)) ** 2)))
+    return slope, intercept, rms
+
+
+# ------------------------------------------------------------------------------------------------
+# heater resistance
+
+
+@dataclass(frozen=True)
+class HeaterResistance:
+    """A heater's ``R(I) = a I^2 + c``: ``a_ohm_per_mA2`` (ohm/mA^2), ``c_ohm`` (ohm, the cold
+    resistance), and the fit's rms residual of ``R`` (ohm)."""
+
+    a_ohm_per_mA2: float
+    c_ohm: float
+    rms_residual_ohm: float
+
+
+def fit_heater_resistance(current_mA: ArrayLike, voltage_V: ArrayLike) -> HeaterResistance:
+    """Fit ``R(I) = a I^2 + c`` to an I-V sweep (current mA, voltage V).
+
+    ``R = V / (1e-3 I)`` is fitted linearly on ``I^2``; points at ``I == 0`` carry no resistance
+    and are ignored. Needs at least 3 usable points at two or more distinct ``|I|``.
+    """
+    current, voltage = _paired("current_mA", current_mA, "voltage_V", voltage_V)
+    usable = current != 0
+    if np.count_nonzero(usable) < 3:
+        raise FitError(
+            f"fit_heater_resistance needs at least 3 points with current_mA != 0, "
+            f"got {np.count_nonzero(usable)}"
+        )
+    i = current[usable]
+    r_ohm = voltage[usable] / (1e-3 * i)
+    x = i * i
+    if np.ptp(x) == 0:
+        raise FitError(
+            f"current_mA must take at least two distinct |I| values, got |I| = {float(abs(i[0]))!r}"
+        )
+    a, c, rms = _line_fit(x, r_ohm)
+    return HeaterResistance(a_ohm_per_mA2=a, c_ohm=c, rms_residual_ohm=rms)
+
+
+# ------------------------------------------------------------------------------------------------
+# fringes
+
+
+@dataclass(frozen=True)
+class Fringe:
+    """A fitted fringe ``offset + amplitude cos(pi P / p_pi_mW + bias_rad)``.
+
+    ``p_pi_mW`` > 0 (mW), ``bias_rad`` in [0, 2 pi), ``amplitude`` >= 0 and ``offset`` in the units
+    of the detected signal, ``rms_residual`` likewise.
+    """
+
+    p_pi_mW: float
+    bias_rad: float
+    amplitude: float
+    offset: float
+    rms_residual: float
+
+
+def _scan_residuals(w: np.ndarray, u: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Residual sum of squares of the best ``o + C cos(w u) + S sin(w u)`` for every ``w``.
+
+    ``y`` is centred. For fixed ``w`` the model is linear in (o, C, S); eliminating ``o``
+    (centring the columns) leaves a 2 x 2 normal system per trial frequency, solved in closed
+    form. Its sums come from ``z = exp(i w u)``: ``sum cos^2 = (n + Re sum z^2) / 2`` and so on,
+    so the cost is a few complex products per (frequency, sample) and three mat-vec products.
+    """
+    n = u.size
+    yy = float(np.dot(y, y))
+    out = np.empty(w.size)
+    rows = min(w.size, max(1, 1_000_000 // n))  # bound the (rows, samples) temporaries
+    # w is evenly spaced: exp(i w_k u) = exp(i w_start u) exp(i (k - start) dw u), so one table
+    # of exponentials serves every block and the rest is complex multiplication
+    dw = (w[-1] - w[0]) / (w.size - 1) if w.size > 1 else 0.0
+    table = np.exp(1j * np.outer(dw * np.arange(rows), u))
+    for start in range(0, w.size, rows):
+        stop = min(start + rows, w.size)
+        z = table[: stop - start] * np.exp(1j * w[start] * u)
+        m = z.mean(axis=1)  # column means: cos + i sin
+        z2 = (z * z).sum(axis=1)
+        zy = z @ y  # centring the columns does not change these, since y is centred
+        cy, sy = zy.real, zy.imag
+        cc = (n + z2.real) / 2 - n * m.real**2
+        ss = (n - z2.real) / 2 - n * m.imag**2
+        cs = z2.imag / 2 - n * m.real * m.imag
+        det = cc * ss - cs * cs
+        with np.errstate(divide="ignore", invalid="ignore"):
+            both = (ss * cy * cy - 2 * cs * cy * sy + cc * sy * sy) / det
+            # near w = 0 the two columns become collinear: fall back to the better single one
+            single = np.maximum(
+                np.where(cc > 0, cy * cy / cc, 0), np.where(ss > 0, sy * sy / ss, 0)
+            )
+        ok = det > 1e-10 * np.abs(cc * ss)
+        out[start : start + rows] = yy - np.where(ok, both, single)
+    return out
+
+
+def _local_minima(r: np.ndarray, k: int) -> np.ndarray:
+    """Indices of up to ``k`` lowest local minima of ``r`` (end points count)."""
+    if r.size == 1:
+        return np.array([0])
+    left = np.concatenate(([True], r[1:] <= r[:-1]))
+    right = np.concatenate((r[:-1] <= r[1:], [True]))
+    idx = np.flatnonzero(left & right)
+    return idx[np.argsort(r[idx], kind="stable")[:k]]
+
+
+def _linear_start(w0: float, u: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(o, C, S, w0): the exact linear fit at the trial frequency ``w0``."""
+    design = np.column_stack([np.ones_like(u), np.cos(w0 * u), np.sin(w0 * u)])
+    return np.append(np.linalg.lstsq(design, y, rcond=None)[0], w0)
+
+
+def _refine(x0: np.ndarray, u: np.ndarray, y: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
+    """Least-squares refinement of (o, C, S, w) from ``x0``: (solution, residual sum of squares)."""
+
+    def resid(x: np.ndarray) -> np.ndarray:
+        return x[0] + x[1] * np.cos(x[3] * u) + x[2] * np.sin(x[3] * u) - y
+
+    def jac(x: np.ndarray) -> np.ndarray:
+        c, s = np.cos(x[3] * u), np.sin(x[3] * u)
+        return np.column_stack([np.ones_like(u), c, s, u * (x[2] * c - x[1] * s)])
+
+    # (o, C, S, w) rather than (o, A, bias, w): smooth everywhere, even at zero amplitude
+    sol = least_squares(resid, x0, jac=jac, method="lm", xtol=tol, ftol=tol, gtol=tol)
+    return sol.x, float(np.dot(sol.fun, sol.fun))
+
+
+def fit_fringe(
+    power_mW: ArrayLike,
+    detected: ArrayLike,
+    p_pi_range_mW: tuple[float, float] | None = None,
+) -> Fringe:
+    """Fit ``detected = offset + amplitude cos(pi P / P_pi + bias)`` to a sweep of one heater's
+    electrical power ``P`` (mW).
+
+    The start is found by a dense scan over ``w = pi / P_pi`` (uniform in ``w``, the fringe's
+    angular frequency, at 1/16 of its resolution ``2 pi / span``): for fixed ``w`` the model is
+    linear in (offset, a cos term, a sin term), so each trial is an exact linear fit. The best
+    few scan minima are then refined jointly with :func:`scipy.optimize.least_squares`.
+
+    ``p_pi_range_mW = (lo, hi)`` bounds the scan; the default is (median sample spacing,
+    2 x sweep span): below the spacing a uniformly sampled fringe aliases, above twice the
+    span the sweep covers less than a quarter fringe. The refined ``P_pi`` may leave the
+    range slightly.
+
+    Returns ``amplitude >= 0`` and ``bias`` in [0, 2 pi). Raises :class:`FitError` for fewer
+    than 5 points, a sweep whose power does not vary, or data without contrast (the fitted
+    fringe explains less than half of the detected variance).
+    """
+    p, y = _paired("power_mW", power_mW, "detected", detected)
+    if p.size < 5:
+        raise FitError(f"fit_fringe needs at least 5 points, got {p.size}")
+    span = float(np.ptp(p))
+    if span == 0:
+        raise FitError(f"power_mW does not vary (all {float(p[0])!r} mW): no fringe to fit")
+    y_mean = float(y.mean())
+    y_std = float(y.std())
+    if y_std <= 1e-12 * max(float(np.abs(y).max()), np.finfo(float).tiny):
+        raise FitError(f"detected has no contrast: every sample is {float(y[0])!r} (to 1e-12)")
+
+    if p_pi_range_mW is None:
+        steps = np.diff(np.unique(p))
+        lo, hi = float(np.median(steps)), 2 * span
+    else:
+        try:
+            lo, hi = (float(v) for v in p_pi_range_mW)
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(
+                f"p_pi_range_mW must be (lo, hi) in mW, got {p_pi_range_mW!r}"
+            ) from exc
+        if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+            raise SettingsError(
+                f"p_pi_range_mW must satisfy 0 < lo < hi (finite, mW), got {p_pi_range_mW!r}"
+            )
+
+    # work in centred, scaled variables: u in about [-1/2, 1/2], y of unit spread
+    p_mid = float(p.mean())
+    u = (p - p_mid) / span
+    ys = (y - y_mean) / y_std
+    w_lo, w_hi = np.pi * span / hi, np.pi * span / lo  # rad per unit of u
+    step = 2 * np.pi / _SCAN_OVERSAMPLE
+    n_scan = math.ceil((w_hi - w_lo) / step) + 1
+    if n_scan > _SCAN_MAX_POINTS:
+        raise SettingsError(
+            f"p_pi_range_mW {(lo, hi)!r} needs {n_scan} scan points for a {span:g} mW sweep "
+            f"(at most {_SCAN_MAX_POINTS}); narrow the range"
+        )
+    w_grid = np.linspace(w_lo, w_hi, max(n_scan, 2))
+    scan = _scan_residuals(w_grid, u, ys)
+
+    best_x, best_cost = None, math.inf
+    for i in _local_minima(scan, _SCAN_CANDIDATES):
+        x, cost = _refine(_linear_start(float(w_grid[i]), u, ys), u, ys, tol=1e-8)
+        if cost < best_cost and x[3] != 0:
+            best_x, best_cost = x, cost
+    if best_x is None:
+        raise FitError("fit_fringe did not converge to a fringe of non-zero frequency")
+    # polish the winner to machine precision (cheap from a converged start)
+    best_x, best_cost = _refine(best_x, u, ys, tol=1e-15)
+
+    o, C, S, w = best_x
+    if w < 0:  # cos(-w u + b) = cos(w u - b): same fringe, mirrored phase
+        w, S = -w, -S
+    explained = 1 - best_cost / float(np.dot(ys, ys))
+    if explained < _MIN_EXPLAINED:
+        raise FitError(
+            f"detected has no usable contrast: the best fringe explains only {explained:.1%} "
+            f"of the variance (need {_MIN_EXPLAINED:.0%}); is the detector seeing this heater?"
+        )
+    # C cos(w u) + S sin(w u) = A cos(w u + b_u) with A cos b_u = C, A sin b_u = -S
+    amplitude = math.hypot(C, S) * y_std
+    b_u = math.atan2(-S, C)
+    w_mW = w / span  # rad per mW
+    bias = float(np.mod(b_u - w_mW * p_mid, 2 * np.pi))
+    if bias >= 2 * np.pi:  # np.mod of a tiny negative number rounds up to 2 pi
+        bias = 0.0
+    offset = o * y_std + y_mean
+    rms = math.sqrt(best_cost / p.size) * y_std
+    return Fringe(
+        p_pi_mW=float(np.pi / w_mW),
+        bias_rad=bias,
+        amplitude=float(amplitude),
+        offset=float(offset),
+        rms_residual=float(rms),
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# thermal crosstalk
+
+
+def fit_crosstalk(aggressor_phase_rad: ArrayLike, victim_shift_rad: ArrayLike) -> np.ndarray:
+    """Thermal crosstalk matrix ``K`` (H x H, zero diagonal) from per-pair sweeps.
+
+    - ``victim_shift_rad``: shape (H, H, S), ``[victim, aggressor, sample]``: the phase shift
+      (rad) measured on the victim heater while the aggressor alone is swept. The diagonal
+      ``[h, h, :]`` is ignored (it may hold NaN).
+    - ``aggressor_phase_rad``: the aggressor's own phase ``pi P / P_pi`` (rad) at each sample,
+      either shape (S,) (the same sweep for every aggressor) or (H, S) ``[aggressor, sample]``.
+
+    ``K[v, a]`` is the through-origin least-squares slope of the victim's shift on the
+    aggressor's phase (a victim sees nothing while the aggressor is off).
+    """
+    shifts = array("victim_shift_rad", victim_shift_rad)
+    if shifts.ndim != 3 or shifts.shape[0] != shifts.shape[1]:
+        raise ShapeError(
+            f"victim_shift_rad must have shape (H, H, S) [victim, aggressor, sample], "
+            f"got {shifts.shape}"
+        )
+    n, s = shifts.shape[0], shifts.shape[2]
+    phase = array("aggressor_phase_rad", aggressor_phase_rad)
+    if phase.shape not in ((s,), (n, s)):
+        raise ShapeError(
+            f"aggressor_phase_rad must have shape ({s},) or ({n}, {s}) to match victim_shift_rad "
+            f"{shifts.shape}, got {phase.shape}"
+        )
+    if not np.all(np.isfinite(phase)):
+        idx = tuple(int(i) for i in np.argwhere(~np.isfinite(phase))[0])
+        raise FitError(f"aggressor_phase_rad{list(idx)} must be finite, got {float(phase[idx])!r}")
+    phase = np.broadcast_to(phase, (n, s))
+    off = ~np.eye(n, dtype=bool)
+    bad = np.argwhere(off[:, :, None] & ~np.isfinite(shifts))
+    if bad.size:
+        v, a, k = bad[0]
+        raise FitError(
+            f"victim_shift_rad[{v}, {a}, {k}] (victim {v}, aggressor {a}) must be finite, "
+            f"got {float(shifts[v, a, k])!r}"
+        )
+    norm = np.einsum("as,as->a", phase, phase)
+    if n > 1 and np.any(norm == 0):
+        a = int(np.flatnonzero(norm == 0)[0])
+        raise FitError(f"aggressor {a}'s phase sweep is all zero: its coupling is undetermined")
+    K = np.zeros((n, n))
+    if n > 1:
+        K[off] = (np.einsum("vas,as->va", np.where(off[:, :, None], shifts, 0), phase) / norm)[off]
+    return K
+
+
+def fit_crosstalk_model(
+    distance_um: ArrayLike, coupling: ArrayLike, cutoff_um: float = 120.0
+) -> CrosstalkModel:
+    """Fit the published distance law ``p1 e^{-p2 d} + p3 d + p4`` (see
+    :class:`photonics.thermal.CrosstalkModel`) to measured pair couplings at distances ``d`` (um).
+
+    A robust (soft-L1) least squares, so a few pairs spoiled by second-order effects do not pull
+    the law; the law then gives every pair's coupling from the layout. Needs at least 4 pairs.
+    """
+    d, k = _paired("distance_um", distance_um, "coupling", coupling)
+    if d.size < 4:
+        raise FitError(f"fit_crosstalk_model needs at least 4 pairs, got {d.size}")
+    scale = float(np.median(d))
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        return x[0] * np.exp(-x[1] * d / scale) + x[2] * d / scale + x[3] - k
+
+    start = np.array([max(float(k.max()), 1e-6) * np.e, 1.0, 0.0, 0.0])
+    lower, upper = [0.0, 0.0, -np.inf, -np.inf], [np.inf, 50.0, np.inf, np.inf]
+    fit = least_squares(
+        residual,
+        start,
+        loss="soft_l1",
+        f_scale=0.1 * max(float(np.ptp(k)), 1e-9),
+        bounds=(lower, upper),
+    )
+    p1, p2, p3, p4 = fit.x
+    return CrosstalkModel(
+        p1=p1, p2_per_um=p2 / scale, p3_per_um=p3 / scale, p4=p4, cutoff_um=cutoff_um
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# rings
+
+
+def fit_ring_tuning(heater_power_mW: ArrayLike, resonance_nm: ArrayLike) -> RingTuning:
+    """Fit ``lambda = lambda0 + slope P`` to resonance wavelengths (nm) measured at heater powers
+    ``P`` (mW). Needs at least 3 points at two or more distinct powers."""
+    p, lam = _paired("heater_power_mW", heater_power_mW, "resonance_nm", resonance_nm)
+    if p.size < 3:
+        raise FitError(f"fit_ring_tuning needs at least 3 points, got {p.size}")
+    if np.ptp(p) == 0:
+        raise FitError(
+            f"heater_power_mW does not vary (all {float(p[0])!r} mW): slope undetermined"
+        )
+    slope, lam0, rms = _line_fit(p, lam)
+    return RingTuning(lambda0_nm=lam0, slope_nm_per_mW=slope, rms_residual_nm=rms)
