@@ -1,0 +1,206 @@
+"""Emulated power meters: the Keysight N7744A/N7745A multichannel meter (:class:`PowerMeterN7744A`)
+and the Thorlabs PM100D (:class:`PowerMeterPM100D`), each reading the world's chip outputs. Their
+drivers are :mod:`hil.instruments.power_meters`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from firmware.commands import Param, ScpiError
+from hil.emulator.instruments.scpi import (
+    UNIT_CODES,
+    Entry,
+    ScpiInstrument,
+    float32_block,
+    in_unit,
+    unit_param,
+    wavelength_param,
+)
+from hil.emulator.world import BenchWorld
+from hil.instruments.power_meters import (
+    N7744A_AVERAGING_S,
+    N7744A_CHANNELS,
+    N7744A_MAX_LOG_POINTS,
+    N7744A_WAVELENGTH_NM,
+    PM100D_WAVELENGTH_NM,
+)
+from photonics.chip import REFERENCE_WAVELENGTH_NM
+from photonics.errors import SettingsError
+
+
+@dataclass
+class _MeterChannel:
+    """The settings of one power-meter channel and its logging run (``log_start_s`` on the
+    world's clock, None when no run; ``log_data`` once read, W)."""
+
+    wavelength_nm: float = REFERENCE_WAVELENGTH_NM
+    unit: int = 0  # 0 dBm, 1 W
+    averaging_s: float = 1e-4
+    log_points: int = 100
+    log_averaging_s: float = 1e-4
+    log_start_s: float | None = None
+    log_data: np.ndarray | None = None
+
+    def logging(self, now_s: float) -> bool:
+        """Whether a run has started and has not ended at ``now_s``."""
+        if self.log_start_s is None:
+            return False
+        return now_s < self.log_start_s + self.log_points * self.log_averaging_s
+
+
+class PowerMeterN7744A(ScpiInstrument):
+    """A Keysight N7744A (4 channels) or N7745A (8) multichannel power meter: channel ``n``
+    (``SENS<n>``, ``FETC<n>``, ``READ<n>``, each with ``CHAN1``) reads chip output ``n - 1``.
+
+    ``:SENS<n>[:CHAN1]:POW:WAV`` (m; query in m), ``:SENS<n>[:CHAN1]:POW:UNIT 0|1|DBM|W``,
+    ``:SENS<n>[:CHAN1]:POW:ATIM`` (s), ``:FETC<n>[:CHAN1][:SCAL]:POW[:DC]?``,
+    ``:READ<n>[:CHAN1][:SCAL]:POW[:DC]?`` (in the set unit; both take a reading now),
+    ``:SENS<n>[:CHAN1]:FUNC:PAR:LOGG <points>,<averaging s>``,
+    ``:SENS<n>[:CHAN1]:FUNC:STAT LOGG,STAR|STOP`` and its query (``LOGGING_STABILITY`` or
+    ``NONE``, then ``PROGRESS`` or ``COMPLETE``), ``:SENS<n>[:CHAN1]:FUNC:RES?`` (the log as a
+    binary block of little-endian float32, W). Logging runs on the world's clock: sample ``k``
+    is averaged over ``[start + k t, start + (k + 1) t)`` and reads the heaters in effect at
+    its end. The wavelength setting is kept but the detector's response is flat.
+    """
+
+    def __init__(self, world: BenchWorld, channels: int = 4, serial: str = "MY00000001") -> None:
+        models = {n: m for m, n in N7744A_CHANNELS.items()}
+        if channels not in models or channels > world.n_ports:
+            raise SettingsError(
+                f"channels must be one of {sorted(models)} and at most the chip's "
+                f"{world.n_ports} outputs, got {channels}"
+            )
+        self.channels = channels
+        numbered = {"SENS": (1, channels), "FETC": (1, channels), "READ": (1, channels)}
+        idn = f"Keysight Technologies,{models[channels]},{serial},V1.0.0"
+        super().__init__(world, idn, {**numbered, "CHAN": (1, 1)})
+
+    def reset(self) -> None:
+        self.state = [_MeterChannel() for _ in range(self.channels)]
+
+    def bare_unit(self, number: int, param: Param) -> str:
+        return "M" if param.unit == "nm" else ""  # Keysight: bare wavelengths in metres
+
+    def _setter(self, name: str) -> Callable[..., None]:
+        return lambda n, value: setattr(self.state[n - 1], name, value)
+
+    def commands(self) -> list[Entry]:
+        time_s = Param("time", "number", *N7744A_AVERAGING_S, "s", default=1e-4)
+        points = Param("points", "int", 1, N7744A_MAX_LOG_POINTS, default=100)
+        sens = "SENSe[:CHANnel]"
+        return [
+            Entry(
+                f"{sens}:POWer:WAVelength",
+                (wavelength_param(N7744A_WAVELENGTH_NM),),
+                set=self._setter("wavelength_nm"),
+                query=lambda n: self.state[n - 1].wavelength_nm * 1e-9,
+            ),
+            Entry(
+                f"{sens}:POWer:UNIT",
+                (unit_param(("DBM", "Watt", "0", "1")),),
+                set=lambda n, u: setattr(self.state[n - 1], "unit", UNIT_CODES[u]),
+                query=lambda n: self.state[n - 1].unit,
+            ),
+            Entry(
+                f"{sens}:POWer:ATIMe",
+                (time_s,),
+                set=self._setter("averaging_s"),
+                query=lambda n: self.state[n - 1].averaging_s,
+            ),
+            Entry("FETCh[:CHANnel][:SCALar]:POWer[:DC]", query=self._reading),
+            Entry("READ[:CHANnel][:SCALar]:POWer[:DC]", query=self._reading),
+            Entry(
+                f"{sens}:FUNCtion:PARameter:LOGGing",
+                (points, time_s),
+                set=self._log_setup,
+                query=lambda n: [self.state[n - 1].log_points, self.state[n - 1].log_averaging_s],
+            ),
+            Entry(
+                f"{sens}:FUNCtion:STATe",
+                (
+                    Param("function", "name", choices=("LOGGing",)),
+                    Param("action", "name", choices=("STARt", "STOP")),
+                ),
+                set=self._function,
+                query=self._function_state,
+            ),
+            Entry(f"{sens}:FUNCtion:RESult", query=self._result),
+        ]
+
+    def _reading(self, n: int) -> float:
+        mW = float(self.world.output_power_mW()[n - 1])
+        return in_unit(mW, self.state[n - 1].unit, 1e3)
+
+    def _log_setup(self, n: int, points: int, averaging_s: float) -> None:
+        self.state[n - 1].log_points, self.state[n - 1].log_averaging_s = points, averaging_s
+
+    def _function(self, n: int, _function: str, action: str) -> None:
+        channel = self.state[n - 1]
+        channel.log_start_s = self.world.clock() if action == "START" else None
+        channel.log_data = None
+
+    def _function_state(self, n: int) -> str:
+        channel = self.state[n - 1]
+        if channel.log_start_s is None:
+            return "NONE,COMPLETE"
+        running = channel.logging(self.world.clock())
+        return "LOGGING_STABILITY," + ("PROGRESS" if running else "COMPLETE")
+
+    def _result(self, n: int) -> bytes:
+        c = self.state[n - 1]
+        if c.log_start_s is None:
+            raise ScpiError(-221, "no logging data: start with FUNC:STAT LOGG,STAR")
+        if c.logging(self.world.clock()):
+            raise ScpiError(-221, "logging still in progress")
+        if c.log_data is None:  # sample k averages [start + k t, start + (k + 1) t)
+            ends = c.log_start_s + c.log_averaging_s * np.arange(1, c.log_points + 1)
+            c.log_data = 1e-3 * self.world.output_power_mW(ends)[:, n - 1]
+        return float32_block(c.log_data)
+
+
+class PowerMeterPM100D(ScpiInstrument):
+    """A Thorlabs PM100D power meter whose sensor sits on chip output ``port`` (0-based).
+
+    ``MEAS[:SCAL]:POW?`` and ``READ?`` (a reading now, W), ``CONF[:SCAL]:POW`` (power is all
+    it measures here), ``INIT[:IMM]`` then ``FETC?`` (the reading taken by INIT, W),
+    ``SENS:CORR:WAV`` (nm; kept, the response is flat). ``*RST``: 1550 nm, no reading.
+    """
+
+    def __init__(self, world: BenchWorld, port: int, serial: str = "P0000001") -> None:
+        if not 0 <= port < world.n_ports:
+            raise SettingsError(f"port must be in 0..{world.n_ports - 1}, got {port}")
+        self.port = port
+        super().__init__(world, f"Thorlabs,PM100D,{serial},2.8.0")
+
+    def reset(self) -> None:
+        self.wavelength_nm = REFERENCE_WAVELENGTH_NM
+        self.last_W: float | None = None
+
+    def _watts(self, _: int = 0) -> float:
+        return 1e-3 * float(self.world.output_power_mW()[self.port])
+
+    def _initiate(self, _: int) -> None:
+        self.last_W = self._watts()
+
+    def _fetch(self, _: int) -> float:
+        if self.last_W is None:
+            raise ScpiError(-221, "no reading: send INIT first")
+        return self.last_W
+
+    def commands(self) -> list[Entry]:
+        return [
+            Entry("MEASure[:SCALar]:POWer", query=self._watts),
+            Entry("READ", query=self._watts),
+            Entry("CONFigure[:SCALar]:POWer", set=lambda _: None),
+            Entry("INITiate[:IMMediate]", set=self._initiate),
+            Entry("FETCh", query=self._fetch),
+            Entry(
+                "SENSe:CORRection:WAVelength",
+                (wavelength_param(PM100D_WAVELENGTH_NM),),
+                set=lambda _, nm: setattr(self, "wavelength_nm", nm),
+                query=lambda _: self.wavelength_nm,
+            ),
+        ]

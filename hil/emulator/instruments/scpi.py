@@ -1,0 +1,256 @@
+"""The base of the emulated SCPI instruments: :class:`ScpiInstrument`, the :class:`Entry` each
+command is declared with, and the parameters and units the instruments share.
+
+SCPI instruments parse with the switch firmware's grammar engine (:mod:`firmware.commands`):
+short and long mnemonics, any case, ``;``-joined commands (each header absolute, as in the
+firmware: a command after ``;`` repeats its whole path), unit suffixes, ``MIN``/``MAX``/``DEF``.
+Unlike the firmware, which parses a whole line before running any of it, the commands of a line
+are parsed and run one after the other, as the instruments do (``:SOUR0:POW:UNIT W;:SOUR0:POW
+0.002`` reads 0.002 in W); the first error stops the rest of the line. On top of the engine,
+this module adds what the instruments' programming guides need:
+
+- numeric header suffixes (``:SENS2:CHAN1:POW?``): a node listed in ``numbered`` takes a
+  number in its range (omitted: 1, or the range's only value); any other number is -113;
+- optional nodes, written in brackets (``:SOURce:POWer[:LEVel][:IMMediate]``);
+- instrument units: Keysight takes a bare wavelength in metres (``1550E-9``; ``1550NM`` and
+  ``1.55UM`` too); a laser's bare power is in its selected unit (dBm or W/mW), and ``DBM``,
+  ``W``, ``MW``, ``UW``, ``NW`` suffixes are accepted wherever a power is.
+
+Every SCPI instrument has ``*IDN?``, ``*RST``, ``*CLS``, ``*OPC``/``*OPC?``, ``*WAI``, ``*TST?``
+and ``SYST:ERR?`` with the standard error queue; a bad command changes nothing and queues
+its error (-1xx command, -2xx execution); the commands before it on the line have run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from firmware.commands import (
+    ErrorQueue,
+    Param,
+    ScpiError,
+    Spec,
+    format_reply,
+    parse_args,
+    split_line,
+)
+from hil.emulator.world import BenchWorld
+from photonics.chip import REFERENCE_WAVELENGTH_NM
+from photonics.errors import LimitError, PswitchError
+
+#: A dBm reading of no light at all is clipped here (1e-12 mW).
+DBM_FLOOR = -120.0
+
+
+def dbm(mW: float) -> float:
+    """Power in dBm, clipped at :data:`DBM_FLOOR` for zero or negative (noisy dark) powers."""
+    return max(10 * math.log10(mW), DBM_FLOOR) if mW > 0 else DBM_FLOOR
+
+
+def float32_block(values: Sequence[float] | np.ndarray) -> bytes:
+    """An IEEE 488.2 definite-length block (``#<d><length><bytes>``) of little-endian float32."""
+    data = np.asarray(values, dtype="<f4").tobytes()
+    length = str(len(data))
+    return f"#{len(length)}{length}".encode() + data
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One command of an emulated instrument: its header as the programming guide writes it
+    (optional nodes in brackets), its parameters, and what runs its set and query forms. Both
+    get the number of the header's first numbered node (the slot or channel) first."""
+
+    header: str
+    params: tuple[Param, ...] = ()
+    set: Callable[..., None] | None = None
+    query: Callable[..., object] | None = None
+    query_params: tuple[Param, ...] = ()
+
+    def specs(self) -> list[Spec]:
+        """One grammar spec for every way of writing the header (optional nodes in or out)."""
+        parts = re.split(r"(\[:[^\]]+\])", self.header)
+        choices = [(p[1:-1], "") if p.startswith("[") else (p,) for p in parts if p]
+        return [
+            Spec(
+                "".join(words),
+                self.params,
+                self.set is not None,
+                self.query is not None,
+                query_params=self.query_params,
+            )
+            for words in itertools.product(*choices)
+        ]
+
+
+_HEADER = re.compile(r"^(\*[A-Za-z]+\??|:?[A-Za-z]+\d*(?::[A-Za-z]+\d*)*\??)$")
+_WORD = re.compile(r"^([A-Za-z]+)(\d*)$")
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+#: A plain decimal number (no unit), as the instruments write one.
+BARE_NUMBER = re.compile(f"^{_NUMBER}$")
+_DBM = re.compile(rf"^({_NUMBER})\s*DBM$", re.IGNORECASE)
+#: Highest dBm a token may carry (beyond, the power is out of range anyway).
+_MAX_DBM = 300.0
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    entry: Entry
+    number: int
+    query: bool
+    args: tuple
+
+
+class ScpiInstrument:
+    """Base of the SCPI emulations (see the module docstring). Subclasses give
+    :meth:`commands`, :meth:`reset` (the ``*RST`` state, also the power-on state) and, for
+    their unit conventions, :meth:`bare_unit`; ``numbered`` maps the short mnemonic of each
+    node that takes a number to its range."""
+
+    def __init__(
+        self, world: BenchWorld, idn: str, numbered: dict[str, tuple[int, int]] | None = None
+    ) -> None:
+        self.world, self.idn = world, idn
+        self.numbered = dict(numbered or {})
+        self.errors = ErrorQueue()
+        entries = [*self._common(), *self.commands()]
+        self._table = [(spec, entry) for entry in entries for spec in entry.specs()]
+        self._matching: dict[tuple[str, ...], list[tuple[Spec, Entry]]] = {}  # by header words
+        self.reset()
+
+    def commands(self) -> list[Entry]:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        """Put the instrument in its ``*RST`` state."""
+
+    def bare_unit(self, number: int, param: Param) -> str:
+        """The unit suffix a number without one is read in, for ``param`` (default: the
+        parameter's own unit)."""
+        return ""
+
+    # ---- the line protocol -------------------------------------------------------------------
+    def handle(self, line: str | bytes) -> str | bytes | None:
+        """Run one line; return the replies of its queries joined by ``;`` (bytes when one is
+        a binary block), None without queries."""
+        replies: list[str | bytes] = []
+        try:
+            for text in split_line(line):
+                cmd = self._parse(text)  # after the commands before it: units may have changed
+                reply = self._run(cmd)
+                if cmd.query:
+                    replies.append(reply if isinstance(reply, bytes) else format_reply(reply))
+        except ScpiError as exc:
+            self.errors.push(exc)
+        if not replies:
+            return None
+        if any(isinstance(r, bytes) for r in replies):
+            return b";".join(r if isinstance(r, bytes) else r.encode() for r in replies)
+        return ";".join(str(r) for r in replies)
+
+    def _run(self, cmd: _Parsed) -> object:
+        run = cmd.entry.query if cmd.query else cmd.entry.set
+        assert run is not None  # the parser accepts only the forms an entry has
+        try:
+            return run(cmd.number, *cmd.args)
+        except PswitchError as exc:  # the world refused: nothing has changed
+            raise ScpiError(-222 if isinstance(exc, LimitError) else -200, str(exc)) from None
+
+    def _parse(self, text: str) -> _Parsed:
+        head, rest = [*text.split(None, 1), ""][:2]
+        if not _HEADER.match(head):
+            raise ScpiError(-102, f"cannot read header {head!r}")
+        query = head.endswith("?")
+        words, numbers = [], []
+        for word in head.rstrip("?").lstrip(":").split(":"):
+            m = _WORD.match(word)
+            words.append(m.group(1) if m else word)
+            numbers.append(int(m.group(2)) if m and m.group(2) else None)
+        key = tuple(w.upper() for w in words)
+        found = self._matching.get(key)
+        if found is None:  # a meter is read channel by channel: match each header once
+            found = [(s, e) for s, e in self._table if s.matches(words)]
+            if found:  # known headers only: unknown ones must not grow the cache
+                self._matching[key] = found
+        if not found:
+            raise ScpiError(-113, head)
+        usable = [(s, e) for s, e in found if (s.queryable if query else s.settable)]
+        if not usable:
+            form = "no query form" if query else "query only: add '?'"
+            raise ScpiError(-113, f"{head} ({form})")
+        spec, entry = usable[0]
+        number = self._number(head, spec, numbers)
+        params = spec.query_params if query else spec.params
+        raw = rest.strip().split(",") if rest.strip() else []
+        tokens = [
+            self._token(t.strip(), params[i], number) if i < len(params) else t
+            for i, t in enumerate(raw)
+        ]
+        return _Parsed(entry, number, query, parse_args(",".join(tokens), params))
+
+    def _number(self, head: str, spec: Spec, numbers: list[int | None]) -> int:
+        """The first numbered node's number, every node's number checked against its range."""
+        first = None
+        for given, (short, _) in zip(numbers, spec.mnemonics, strict=True):
+            span = self.numbered.get(short)
+            if span is None:
+                if given is not None:
+                    raise ScpiError(-113, f"{head}: {short} takes no number")
+                continue
+            low, high = span
+            value = given if given is not None else (1 if low <= 1 <= high else low)
+            if not low <= value <= high:
+                raise ScpiError(-113, f"{head}: no {short}{value} here ({short}{low}..{high})")
+            first = value if first is None else first
+        return 0 if first is None else first
+
+    def _token(self, token: str, param: Param, number: int) -> str:
+        """An argument in the engine's terms: a bare number gets this instrument's unit, a
+        dBm power becomes mW."""
+        if BARE_NUMBER.match(token):
+            token += self.bare_unit(number, param)
+        m = _DBM.match(token)
+        if m and param.unit == "mW":
+            return f"{10 ** (min(float(m.group(1)), _MAX_DBM) / 10)!r}MW"
+        return token
+
+    # ---- IEEE 488.2 and SYSTem ---------------------------------------------------------------
+    def _common(self) -> list[Entry]:
+        return [
+            Entry("*IDN", query=lambda _: self.idn),
+            Entry("*RST", set=lambda _: self.reset()),
+            Entry("*CLS", set=lambda _: self.errors.clear()),
+            Entry("*OPC", set=lambda _: None, query=lambda _: 1),
+            Entry("*WAI", set=lambda _: None),
+            Entry("*TST", query=lambda _: 0),
+            Entry("SYSTem:ERRor[:NEXT]", query=self._error),
+            Entry("SYSTem:ERRor:COUNt", query=lambda _: len(self.errors)),
+        ]
+
+    def _error(self, _: int) -> str:
+        e = self.errors.pop()
+        return f"{e.code},{e.text}"
+
+
+def wavelength_param(low_high: tuple[float, float]) -> Param:
+    """A wavelength parameter (nm) over ``low_high``, default the reference wavelength."""
+    return Param("wavelength", "number", *low_high, "nm", default=REFERENCE_WAVELENGTH_NM)
+
+
+#: Power-unit names and codes to the code the instruments keep: 0 dBm, 1 linear (W or mW).
+UNIT_CODES = {"DBM": 0, "0": 0, "WATT": 1, "MW": 1, "1": 1}
+
+
+def unit_param(choices: tuple[str, ...]) -> Param:
+    """A power-unit parameter taking one of ``choices`` (see :data:`UNIT_CODES`)."""
+    return Param("unit", "name", choices=choices)
+
+
+def in_unit(mW: float, code: int, linear_mW: float) -> float:
+    """A power in dBm (code 0) or in linear units of ``linear_mW`` (code 1)."""
+    return dbm(mW) if code == 0 else mW / linear_mW
