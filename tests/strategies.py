@@ -9,6 +9,28 @@ from photonics.calibration import Calibration, RingTuning
 
 seeds = st.integers(0, 2**32 - 1)
 
+_json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+#: Any value JSON holds exactly (floats finite).
+json_values = st.recursive(
+    _json_scalars,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+def same_json(a, b) -> bool:
+    """Equal with types and float bits: ``1 != 1.0``, ``True != 1``, ``-0.0 != 0.0``."""
+    # repr of a float round-trips exactly and shows the sign of zero; json keeps key order
+    return a == b and repr(a) == repr(b)
+
 
 def haar_unitaries(n: int) -> st.SearchStrategy[np.ndarray]:
     return seeds.map(lambda s: unitary_group.rvs(n, random_state=s))

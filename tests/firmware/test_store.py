@@ -22,29 +22,9 @@ from firmware.calibration_file import CalibrationFileError
 from firmware.store import MAX_NAME_LENGTH, STORE_SCHEMA, Store, StoreError
 from photonics.calibration import Calibration, RingTuning, same_calibration
 from photonics.errors import PswitchError
-from tests.strategies import CREATED, small_calibration
+from tests.strategies import CREATED, json_values, same_json, small_calibration
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text()
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
-    max_leaves=30,
-)
 documents = st.dictionaries(st.text(max_size=8), json_values, max_size=6)
-
-
-def same_json(a, b) -> bool:
-    """Equal with types and float bits: ``1 != 1.0``, ``True != 1``, ``-0.0 != 0.0``."""
-    # repr of a float round-trips exactly and shows the sign of zero; json keeps key order
-    return a == b and repr(a) == repr(b)
 
 
 def temp_files(directory: Path, name: str) -> set[str]:
