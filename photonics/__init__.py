@@ -1,8 +1,10 @@
 """Physics and synthesis of programmable photonic circuits.
 
 Pure numerics: MZI and mesh transfer matrices, unitary decomposition, permutation
-routing, imperfection models. No I/O and no global state; every random draw comes
-from an explicit ``numpy.random.Generator``.
+routing, imperfection models, heaters and rings, calibration fits. No I/O: files, the
+calibration file among them, are read and written by :mod:`firmware`. No global state other
+than the topology registry (:mod:`photonics.topologies`); every random draw comes from an
+explicit ``numpy.random.Generator``.
 """
 
 from photonics.errors import (
