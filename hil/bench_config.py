@@ -89,6 +89,7 @@ class BenchConfig:
 
 
 def _bench_config(body: dict[str, Any]) -> BenchConfig:
+    """The configuration in a file's fields; its ranges are checked by :class:`BenchConfig`."""
     try:
         return BenchConfig(**body)
     except TypeError as exc:  # a value of the wrong type, e.g. a string for a number

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from firmware.calibration_file import load_calibration
 from hil.bench import Bench
@@ -44,6 +46,28 @@ def test_a_bench_config_round_trips_and_bad_files_are_refused(tmp_path) -> None:
         BenchConfig.load(path)
     with pytest.raises(SettingsError, match="cannot read bench config"):
         BenchConfig.load(tmp_path / "absent.json")
+
+
+@given(
+    resources=st.lists(st.text(min_size=1), min_size=3, max_size=3),
+    ports=st.integers(2, 64),
+    ring_channels=st.lists(st.integers(0, 255), max_size=8),
+    budget=st.none() | st.floats(1e-3, 1e6),
+    settle_s=st.floats(0, 10),
+)
+def test_any_bench_config_round_trips(
+    tmp_path_factory, resources, ports, ring_channels, budget, settle_s
+) -> None:
+    cfg = BenchConfig(
+        *resources,
+        ports=ports,
+        ring_channels=tuple(ring_channels),
+        power_budget_mW=budget,
+        settle_s=settle_s,
+    )
+    path = tmp_path_factory.mktemp("bench") / "bench.json"
+    cfg.save(path)
+    assert BenchConfig.load(path) == cfg
 
 
 @pytest.mark.slow  # ~10-50 s; `make test-all`
