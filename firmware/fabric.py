@@ -20,67 +20,46 @@ Times are in s.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from numba import njit
 
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_SETTLE_TOLERANCE
 from photonics.errors import MatchingError, PortError, SettingsError, ShapeError
-from photonics.matching import Matching, Permutation
-from photonics.routing import Router, all_to_all_cover, round_robin
-from photonics.switch import Circuit, Fabric, FeedForwardFabric, MeshFabric, SwitchPlan
+from photonics.matching import Matching
+from photonics.routing import all_to_all_cover, round_robin
+from photonics.switch import Fabric, MeshFabric, Pair, Rerouter, SwitchPlan
 from photonics.thermal import DEFAULT_TAU_S, settling_time_s
-from photonics.waveguide_mesh import BAR, CROSS, state_between, through
-from photonics.waveguide_mesh import trace as trace_mesh
 
 #: A model of the time (s) to go from one plan (None: unknown, every cell is written) to another.
 ReconfigurationModel = Callable[[SwitchPlan | None, SwitchPlan], float]
 
 
-# ---- plans ---------------------------------------------------------------------------------
+# ---- plans --------------------------------------------------------------------------------------
 
 
-def _cross(theta: np.ndarray) -> np.ndarray:
-    """Bar/cross state of each cell (True: cross), as SwitchPlan angles are 0 or pi/2."""
-    return np.sin(np.asarray(theta, dtype=float)) ** 2 > 0.5
-
-
-def _theta(cross: np.ndarray) -> np.ndarray:
-    theta = np.where(cross, np.pi / 2, 0.0)
-    theta.setflags(write=False)
-    return theta
-
-
-def _ff_plan(fabric: FeedForwardFabric, matching: Matching, cross: np.ndarray) -> SwitchPlan:
-    """The plan of ``matching`` with these cell states (as ``fabric.plan`` builds it); raises
-    when the states do not join a pair."""
-    theta = _theta(cross)
-    out = _ff_pins(_modes(fabric), cross, np.zeros(fabric.n_ports, dtype=np.bool_))[2]
-    cells = fabric.trace(theta)
-    circuits = []
-    for a, b in matching.pairs:
-        for src, dst in ((a, b), (b, a)):
-            if out[src] != dst:
-                raise MatchingError(f"cell states send input {src} to output {out[src]}, not {dst}")
-            circuits.append(Circuit(src, dst, cells[src], len(cells[src]) * fabric.cell_loss_db))
-    return SwitchPlan(matching, theta, tuple(circuits))
-
-
-def _modes(fabric: FeedForwardFabric) -> np.ndarray:
-    return np.ascontiguousarray(fabric.mesh.modes, dtype=np.int64)
-
-
-def _try_plan(fabric: Fabric, matching: Matching) -> SwitchPlan | None:
+def try_plan(fabric: Fabric, matching: Matching) -> SwitchPlan | None:
+    """``fabric.plan(matching)``, or None when the matching is not realizable."""
     try:
         return fabric.plan(matching)
     except MatchingError:
         return None
 
 
-# ---- all-to-all ----------------------------------------------------------------------------
+def check_plan(fabric: Fabric, plan: SwitchPlan, name: str) -> None:
+    """Raise unless ``plan`` (called ``name`` in the message) is a plan of ``fabric``'s size."""
+    if not isinstance(plan, SwitchPlan):
+        raise SettingsError(f"{name} must be a SwitchPlan, got {type(plan).__name__}")
+    if plan.theta.shape != (fabric.n_cells,) or plan.matching.n_ports != fabric.n_ports:
+        raise ShapeError(
+            f"{name} is for {plan.matching.n_ports} ports and {plan.theta.size} cells; the "
+            f"fabric has {fabric.n_ports} ports and {fabric.n_cells} cells"
+        )
+
+
+# ---- all-to-all ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -108,7 +87,7 @@ def _min_rounds(n: int) -> int:
     return n - 1 if n % 2 == 0 else n if n > 1 else 0
 
 
-def _rounds(n: int, shift: int) -> list[Matching]:
+def circle_rounds(n: int, shift: int) -> list[Matching]:
     """The circle method for any n: for odd n, the rounds of n + 1 endpoints without the
     phantom endpoint n (each round leaves one endpoint dark)."""
     if n % 2 == 0:
@@ -127,7 +106,7 @@ def _split(fabric: Fabric, pairs: Iterable[tuple[int, int]]) -> list[tuple[Match
         for pair in list(pending):
             if any(p in q for q in taken for p in pair):
                 continue
-            trial = _try_plan(fabric, Matching([*taken, pair], n))
+            trial = try_plan(fabric, Matching([*taken, pair], n))
             if trial is not None:
                 taken.append(pair)
                 plan = trial
@@ -165,8 +144,8 @@ def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = N
     best: tuple[list[tuple[Matching, SwitchPlan]], list[Matching]] | None = None
     for shift in range(attempts if isolation_db is None else 0):
         good, bad = [], []
-        for m in _rounds(n, shift):
-            plan = _try_plan(fabric, m)
+        for m in circle_rounds(n, shift):
+            plan = try_plan(fabric, m)
             if plan is None:
                 bad.append(m)
                 if recirculating:
@@ -207,7 +186,7 @@ def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = N
     return AllToAll(tuple(m for m, _ in chosen), tuple(p for _, p in chosen), note)
 
 
-# ---- schedules -----------------------------------------------------------------------------
+# ---- schedules ----------------------------------------------------------------------------------
 
 
 def _positive_time(name: str, value: object) -> float:
@@ -385,10 +364,11 @@ def schedule_timing(
     return ScheduleTiming(tuple(float(t) for t in times), tuple(s.dwell_s for s in schedule.steps))
 
 
-# ---- jobs ----------------------------------------------------------------------------------
+# ---- jobs ---------------------------------------------------------------------------------------
 
 
-def _ports(name: str, values: Iterable[object]) -> tuple[int, ...]:
+def check_ports(name: str, values: Iterable[object]) -> tuple[int, ...]:
+    """``values`` as switch ports; raises :class:`PortError` for a non-port or a repeat."""
     out = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 0:
@@ -422,8 +402,8 @@ class Job:
             raise SettingsError(f"a job needs a non-empty name, got {self.name!r}")
         if self.topology not in ("ring", "torus"):
             raise SettingsError(f"topology must be 'ring' or 'torus', got {self.topology!r}")
-        ends = _ports("endpoints", self.endpoints)
-        spares = _ports("spares", self.spares)
+        ends = check_ports("endpoints", self.endpoints)
+        spares = check_ports("spares", self.spares)
         if len(ends) < 2:
             raise PortError(f"job {self.name!r} needs at least 2 accelerators, got {len(ends)}")
         both = sorted(set(ends) & set(spares))
@@ -492,7 +472,7 @@ def job_matchings(job: Job, n_ports: int) -> list[Matching]:
     return [Matching(pairs, n_ports) for g in groups for pairs in g]
 
 
-# ---- failover ------------------------------------------------------------------------------
+# ---- failover -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -532,16 +512,23 @@ class FailoverResult:
         return len(self.changed_cells)
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class _Candidate:
+    """A plan found for one spare: its cell states, and the plan itself when the fabric made
+    one (a re-plan); otherwise the rerouter builds it for the chosen candidate only."""
+
     spare: int
     matching: Matching
-    cross: np.ndarray | None  # cell states (feed-forward); None when plan is set
+    cross: np.ndarray
     method: str
     n_changed: int
     n_disturbed: int
     plan: SwitchPlan | None = None
-    key: tuple = field(default=())
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        """Fewest live circuits disturbed, then fewest cells switched, then lowest spare."""
+        return (self.n_disturbed, self.n_changed, self.spare)
 
 
 class _Kept:
@@ -561,286 +548,6 @@ class _Kept:
         return hits[self.bounds[1:]] > hits[self.bounds[:-1]]
 
 
-@njit(cache=True)
-def _ff_pins(modes, cross, kept):  # pragma: no cover - compiled
-    """One pass over a feed-forward mesh's cells (slot order) at states ``cross``.
-
-    Returns, per cell, the state it must keep (``fixed``: -1 free, else 0 bar / 1 cross) and
-    the ``kept`` input whose light enters its top and bottom input (``owner``, -1: none); and
-    the output each input reaches."""
-    n = kept.size
-    at = np.arange(n)
-    fixed = np.full(modes.size, -1, np.int64)
-    owner = np.full((modes.size, 2), -1, np.int64)
-    for k in range(modes.size):
-        m = modes[k]
-        a, b = at[m], at[m + 1]
-        if kept[a] or kept[b]:
-            fixed[k] = 1 if cross[k] else 0
-            owner[k, 0] = a if kept[a] else -1
-            owner[k, 1] = b if kept[b] else -1
-        if cross[k]:
-            at[m], at[m + 1] = b, a
-    out = np.empty(n, np.int64)
-    for mode in range(n):
-        out[at[mode]] = mode
-    return fixed, owner, out
-
-
-_INF = 1 << 40
-#: Cost of pushing a pinned circuit aside in the blocker search, against 1 per switched cell.
-_RIP_COST = 1000
-
-
-@njit(cache=True)
-def _ff_path(modes, n, cur, fixed, owner, src, dst, soft, back, dist):  # pragma: no cover
-    """Cheapest path input ``src`` -> output ``dst`` (cost: cells switched from ``cur``) by
-    dynamic programming over the cells in slot order (the mesh is a DAG). Hard (``soft``
-    False): no fixed cell changes and no input that carries other light is entered; soft: both
-    are allowed at ``_RIP_COST`` each. Fills ``back`` (per cell: input side and state that
-    reach its top and bottom output); returns the cost (``_INF``: no path)."""
-    dist[:] = _INF
-    dist[src] = 0
-    for k in range(modes.size):
-        m = modes[k]
-        if dist[m] >= _INF and dist[m + 1] >= _INF:
-            continue
-        best0, best1 = _INF, _INF
-        for s in range(2):
-            for side in range(2):
-                d = dist[m + side]
-                if d >= _INF:
-                    continue
-                # a switched cell costs 1, once: a fixed cell is already in its new state
-                c = 1 if fixed[k] < 0 and (s == 1) != cur[k] else 0
-                if owner[k, side] >= 0:
-                    if not soft:
-                        continue
-                    c += _RIP_COST
-                if fixed[k] >= 0 and fixed[k] != s:
-                    if not soft:
-                        continue
-                    c += _RIP_COST + ((s == 1) != cur[k])
-                out = side ^ s  # bar keeps the side, cross swaps it
-                if out == 0 and d + c < best0:
-                    best0 = d + c
-                    back[k, 0], back[k, 1] = side, s
-                elif out == 1 and d + c < best1:
-                    best1 = d + c
-                    back[k, 2], back[k, 3] = side, s
-        dist[m], dist[m + 1] = best0, best1
-    return dist[dst]
-
-
-@njit(cache=True)
-def _ff_route(modes, n, cur, fixed, owner, sources, targets):  # pragma: no cover - compiled
-    """Route directed circuits ``sources[i] -> targets[i]`` one after the other through a
-    feed-forward mesh, each switching fewest cells, with no fixed cell changed and no input
-    carrying other light entered (see :func:`_ff_pins`); each routed circuit is pinned for the
-    next. Returns (index of the circuit that found no path or -1, cell states, blockers): for
-    a failure, ``blockers[i]`` says input ``i``'s light stands in the way of the cheapest path
-    that may push pinned light aside."""
-    K = modes.size
-    fixed = fixed.copy()
-    owner = owner.copy()
-    cross = cur.copy()
-    dist = np.empty(n, np.int64)
-    back = np.zeros((K, 4), np.int64)
-    blockers = np.zeros(n, np.bool_)
-    for i in range(sources.size):
-        src, dst = sources[i], targets[i]
-        soft = _ff_path(modes, n, cur, fixed, owner, src, dst, False, back, dist) >= _INF
-        if soft:
-            _ff_path(modes, n, cur, fixed, owner, src, dst, True, back, dist)
-        mode = dst
-        for k in range(K - 1, -1, -1):  # walk back along the path
-            m = modes[k]
-            if mode != m and mode != m + 1:
-                continue
-            j = 0 if mode == m else 2
-            side, s = back[k, j], back[k, j + 1]
-            if soft:
-                if owner[k, side] >= 0:
-                    blockers[owner[k, side]] = True
-                if fixed[k] >= 0 and fixed[k] != s:  # the other input's light turns too
-                    for o in range(2):
-                        if owner[k, o] >= 0:
-                            blockers[owner[k, o]] = True
-            else:
-                fixed[k] = s
-                owner[k, side] = src
-                cross[k] = s == 1
-            mode = m + side
-        if soft:
-            return i, cross, blockers
-    return -1, cross, blockers
-
-
-class _MeshPins:
-    """The paths of a plan on a recirculating mesh, traced once, for routing new pairs around
-    the pairs that keep their paths (every cell and port-end they use stays as it is)."""
-
-    def __init__(self, fabric: MeshFabric, base: SwitchPlan) -> None:
-        self.fabric, self.base = fabric, base
-        self.states = np.where(_cross(base.theta), CROSS, BAR).astype(np.int64)
-        self.paths = {}
-        for a, b in base.matching.pairs:
-            path = trace_mesh(fabric.router.mesh, self.states, fabric.endpoints[a])
-            if path.exit_port != fabric.endpoints[b]:
-                raise MatchingError(f"the plan's cell states do not join endpoints {a} and {b}")
-            self.paths[(a, b)] = path
-
-    def route(
-        self,
-        keep: Sequence[tuple[int, int]],
-        new_pairs: Sequence[tuple[int, int]],
-        history: Mapping[int, float] | None = None,
-    ) -> tuple[SwitchPlan | None, int, set[tuple[int, int]], set[int]]:
-        """The plan of ``keep + new_pairs`` with the kept pairs' paths pinned, each new pair
-        routed in turn (switching fewest cells, then crossing fewest, plus ``history`` per cell
-        crossed) and pinned. On failure: None, the index of the new pair that found no path,
-        and, on its cheapest path when pinned paths may be pushed aside, the kept pairs in its
-        way and the cells where it meets new pairs routed before it."""
-        history = history or {}
-        fabric, router = self.fabric, self.fabric.router
-        states = self.states.copy()
-        fixed = np.full(states.size, -1, dtype=np.int64)
-        end_owner: dict[int, tuple[int, int]] = {}
-        cell_owners: dict[int, set[tuple[int, int]]] = {}
-        for pair in keep:
-            path = self.paths[pair]
-            for cell in path.cells:
-                fixed[cell] = states[cell]
-                cell_owners.setdefault(cell, set()).add(pair)
-            end_owner.update(dict.fromkeys(path.port_ends, pair))
-        cur = states.tolist()
-        new_circuits: dict[tuple[int, int], Circuit] = {}
-        for i, (a, b) in enumerate(new_pairs):
-            start = int(router.port_end_of[fabric.endpoints[a]])
-            goal = int(router.port_end_of[fabric.endpoints[b]])
-            hops = self._search(cur, fixed, end_owner, start, goal, history)
-            if hops is None:
-                args = (router, cur, fixed, end_owner, start, goal, {})
-                kept = set(keep)
-                # pinned paths that may be pushed aside: first only the kept ones, else all
-                soft_kept = (
-                    {c for c, o in cell_owners.items() if o <= kept},
-                    {e for e, o in end_owner.items() if o in kept},
-                )
-                soft_all = (set(cell_owners), set(end_owner))
-                path = _mesh_search(*args, soft=soft_kept) or _mesh_search(*args, soft=soft_all)
-                blockers: set[tuple[int, int] | None] = set()
-                contested: set[int] = set()
-                for e, st in path or []:
-                    owners = {end_owner.get(end) for end in (e, through(e, st))}
-                    if fixed[e // 4] >= 0 and fixed[e // 4] != st:
-                        owners |= cell_owners.get(e // 4, set())
-                    blockers |= owners
-                    if owners & set(new_pairs):
-                        contested.add(e // 4)
-                return None, i, {p for p in blockers if p in kept}, contested
-            cells = tuple(e // 4 for e, _ in hops)
-            port_ends = [e for h in hops for e in (h[0], through(*h))]
-            for e, st in hops:
-                states[e // 4] = fixed[e // 4] = cur[e // 4] = st
-                cell_owners.setdefault(e // 4, set()).add((a, b))
-            end_owner.update(dict.fromkeys(port_ends, (a, b)))
-            loss = len(cells) * router.cell_loss_db + (len(cells) - 1) * router.link_loss_db
-            new_circuits[(a, b)] = Circuit(a, b, cells, loss)
-            new_circuits[(b, a)] = Circuit(b, a, cells[::-1], loss)
-        matching = Matching([*keep, *new_pairs], fabric.n_ports)
-        old = {(c.source, c.target): c for c in self.base.circuits}
-        circuits = tuple(
-            new_circuits.get(c) or old[c] for a, b in matching.pairs for c in ((a, b), (b, a))
-        )
-        return SwitchPlan(matching, _theta(states == CROSS), circuits), -1, set(), set()
-
-    def _search(
-        self,
-        cur: list[int],
-        fixed: np.ndarray,
-        used: dict[int, object],
-        start: int,
-        goal: int,
-        history: Mapping[int, float],
-    ) -> list[tuple[int, int]] | None:
-        """Hard search for one path; a cheapest path may cross one cell twice in two states,
-        or one port-end twice (Dijkstra does not see its own path): then that cell is held in
-        its first state, or that port-end barred, and the search runs again (a few times)."""
-        router = self.fabric.router
-        fixed = fixed.copy()
-        used = dict(used)
-        for _ in range(8):
-            args = (router, cur, fixed, used, start, goal, history)
-            hops = _mesh_search(*args)
-            if hops is None:
-                return None
-            states: dict[int, int] = {}
-            ends: set[int] = set()
-            for e, st in hops:
-                if states.setdefault(e // 4, st) != st:
-                    fixed[e // 4] = states[e // 4]
-                    break
-                clash = {e, through(e, st)} & ends
-                if clash:
-                    used[clash.pop()] = None
-                    break
-                ends |= {e, through(e, st)}
-            else:
-                return hops
-        return None
-
-
-#: Cost of one cell crossed, against 1 per switched cell: among paths that switch equally
-#: many cells the shortest (least loss) wins.
-_LENGTH_COST = 1e-3
-
-
-def _mesh_search(
-    router: Router,
-    cur: list[int],
-    fixed: np.ndarray,
-    used: Mapping[int, object],
-    start: int,
-    goal: int,
-    history: Mapping[int, float],
-    soft: tuple[Collection[int], Collection[int]] = ((), ()),
-) -> list[tuple[int, int]] | None:
-    """Cheapest path from entry port-end ``start`` to exit port-end ``goal`` that switches
-    fewest cells; returns the (entry, state) of each cell crossed. ``used`` port-ends and
-    another state of a ``fixed`` cell are out of bounds, except the cells and port-ends in
-    ``soft``, which cost ``_RIP_COST`` each; ``history`` adds a cost per cell crossed."""
-    n = fixed.size
-    step = np.full((n, 2), _LENGTH_COST)
-    if history:
-        step[list(history)] += np.fromiter(history.values(), float)[:, None]
-    free = fixed < 0
-    step[free] += np.arange(2)[None, :] != np.asarray(cur)[free, None]
-    pinned = np.flatnonzero(~free)
-    bar = np.full(pinned.size, np.inf)
-    bar[np.isin(pinned, list(soft[0]))] = _RIP_COST
-    step[pinned, 1 - fixed[pinned]] += bar
-    ends = np.zeros(4 * n)
-    if used:
-        ends[list(used)] = np.inf
-    if soft[1]:
-        ends[list(soft[1])] = _RIP_COST
-    hops = router.cheapest_path(start, goal, step, ends, link_cost=0.0)
-    if hops is None:
-        return None
-    return [(int(a), state_between(int(a), int(b))) for a, b in hops]
-
-
-def _check_plan(fabric: Fabric, plan: SwitchPlan, name: str) -> None:
-    if not isinstance(plan, SwitchPlan):
-        raise SettingsError(f"{name} must be a SwitchPlan, got {type(plan).__name__}")
-    if plan.theta.shape != (fabric.n_cells,) or plan.matching.n_ports != fabric.n_ports:
-        raise ShapeError(
-            f"{name} is for {plan.matching.n_ports} ports and {plan.theta.size} cells; the "
-            f"fabric has {fabric.n_ports} ports and {fabric.n_cells} cells"
-        )
-
-
 def failover(
     fabric: Fabric,
     job: Job,
@@ -857,20 +564,21 @@ def failover(
     Candidate plans, per spare:
 
     - ``"pinned"``: route only the two new circuits, every cell of every other live circuit
-      kept, switching fewest cells (feed-forward: a directed path each way by dynamic
-      programming over the cells, in both orders; recirculating: one reciprocal path by
-      Dijkstra over the port-ends);
+      kept, switching fewest cells (:meth:`Rerouter.pinned <photonics.switch.Rerouter.pinned>`;
+      feed-forward: a directed path each way by dynamic programming over the cells, in both
+      orders; recirculating: one reciprocal path by Dijkstra over the port-ends);
     - ``"released"`` (when no spare can be pinned): rip up and re-route: the pairs whose
       light stands in the way are re-routed too (at most ``max_released`` pairs; on a
       recirculating mesh with a growing cost on contested cells), every other cell kept. A
       feed-forward mesh is planar: a new path that must cross a live circuit's path can only
       do so in a cell whose state that circuit needs, so some circuits may have to move;
-    - ``"sorting"`` (feed-forward): the mesh's sorting network with the default completion of
-      the dark ports (the naive re-route), with the completion inherited from the current
-      states, and, when nothing above worked, a hill climb over swaps of two dark ports'
-      completions (at most ``max_completions`` routes per spare);
-    - ``"replanned"`` (recirculating when no spare can be pinned, or ``compare_naive``; any
-      other fabric): ``fabric.plan`` of the new matching.
+    - ``"sorting"`` (feed-forward, :meth:`Rerouter.completions
+      <photonics.switch.Rerouter.completions>`): the mesh's sorting network with the default
+      completion of the dark ports (the naive re-route), with the completion inherited from the
+      current states, and, when nothing above worked, a hill climb over swaps of two dark
+      ports' completions (at most ``max_completions`` routes per spare);
+    - ``"replanned"`` (recirculating when no spare can be pinned, or ``compare_naive``):
+      ``fabric.plan`` of the new matching.
 
     The chosen plan switches no more cells than the naive re-route of the best spare (when it
     was computed) and, within that, disturbs fewest live circuits, then switches fewest cells
@@ -882,7 +590,7 @@ def failover(
     in ``job``. Raises :class:`PortError` when ``failed_port`` is not in the job or no spare is
     free, :class:`MatchingError` when no spare gives a realizable matching.
     """
-    _check_plan(fabric, current, "current")
+    check_plan(fabric, current, "current")
     n = fabric.n_ports
     job_matchings(job, n)  # checks the job's ports against the switch
     if isinstance(max_completions, bool) or not isinstance(max_completions, int):
@@ -920,58 +628,43 @@ def failover(
         )
     keep = [p for p in current.matching.pairs if failed_port not in p]
     kept = _Kept(current, {failed_port})
-    cur_cross = _cross(current.theta)
-    ff = fabric if type(fabric) is FeedForwardFabric else None
+    cur_cross = current.cross
+    rerouter = fabric.rerouter(current)
     candidates: list[_Candidate] = []
 
-    def add(spare: int, m: Matching, method: str, cross=None, plan=None) -> _Candidate:
-        states = cross if cross is not None else _cross(plan.theta)
-        changed = states != cur_cross
-        cand = _Candidate(
-            spare,
-            m,
-            cross,
-            method,
-            int(changed.sum()),
-            int(kept.disturbed_mask(changed).sum()),
-            plan,
-        )
-        cand.key = (cand.n_disturbed, cand.n_changed, spare)
+    def add(spare: int, m: Matching, method: str, cross: np.ndarray, plan=None) -> _Candidate:
+        changed = cross != cur_cross
+        n_disturbed = int(kept.disturbed_mask(changed).sum())
+        cand = _Candidate(spare, m, cross, method, int(changed.sum()), n_disturbed, plan)
         candidates.append(cand)
         return cand
 
     matchings = {s: Matching([*keep, (q, s)], n) for s in spares}
-    naive: dict[int, int] = {}
-    if ff is not None:
-        _ff_failover(
-            ff, cur_cross, kept, keep, q, matchings, max_completions, max_released, add, naive
-        )
-    else:
-        pinned_found = False
-        if isinstance(fabric, MeshFabric):
-            pins = _MeshPins(fabric, current)
-            for s, m in matchings.items():
-                plan = pins.route(keep, [(q, s)])[0]
-                if plan is not None:
-                    add(s, m, "pinned", plan=plan)
-                    pinned_found = True
-            if not pinned_found:  # rip up the pairs in the way and re-route them too
-                for s, m in matchings.items():
-                    plan = _released(
-                        lambda released, order, history: pins.route(
-                            [p for p in keep if p not in released], order, history
-                        ),
-                        [(q, s)],
-                        max_released,
-                    )
-                    if plan is not None:
-                        add(s, m, "released", plan=plan)
-                        pinned_found = True
-        if compare_naive or not pinned_found:  # a re-plan routes every pair again: slow
-            for s, m in matchings.items():
-                plan = _try_plan(fabric, m)
-                if plan is not None:
-                    naive[s] = add(s, m, "replanned", plan=plan).n_changed
+    for s, m in matchings.items():  # only the two new circuits move
+        for cross in rerouter.pinned(keep, [(q, s)]):
+            add(s, m, "pinned", cross)
+    routed = bool(candidates)
+    if not routed:  # rip up the pairs in the way and re-route them too
+        for s, m in matchings.items():
+            cross = rerouter.released(keep, [(q, s)], max_released)
+            if cross is not None:
+                add(s, m, "released", cross)
+                routed = True
+    naive: dict[int, int] = {}  # changed cells of the re-route from scratch, per spare
+    for s, m in matchings.items():
+
+        def score(cross: np.ndarray, s: int = s, m: Matching = m) -> tuple[int, int, int]:
+            cand = add(s, m, "sorting", cross)
+            naive.setdefault(s, cand.n_changed)  # the fabric's own plan comes first
+            return cand.key
+
+        budget = 0 if routed else max_completions  # the costly search is the last resort
+        rerouter.completions(m, budget, score)
+    if compare_naive or not routed:  # a re-plan routes every pair again: slow
+        for s, m in matchings.items():
+            plan = None if s in naive else try_plan(fabric, m)
+            if plan is not None:
+                naive[s] = add(s, m, "replanned", plan.cross, plan).n_changed
     if not candidates:
         raise MatchingError(
             f"no spare of job {job.name!r} ({spares}) can replace port {failed_port}: the "
@@ -980,8 +673,8 @@ def failover(
     # never switch more cells (longer downtime) than the re-route from scratch would
     budget = min(naive.values(), default=math.inf)
     best = min(candidates, key=lambda c: (c.n_changed > budget, *c.key))
-    plan = best.plan if best.plan is not None else _ff_plan(ff, best.matching, best.cross)
-    changed = _cross(plan.theta) != cur_cross
+    plan = best.plan if best.plan is not None else rerouter.plan(best.matching, best.cross)
+    changed = plan.cross != cur_cross
     disturbed = tuple(
         (c.source, c.target)
         for c, hit in zip(kept.circuits, kept.disturbed_mask(changed), strict=True)
@@ -1001,119 +694,7 @@ def failover(
     )
 
 
-def _ff_failover(
-    ff: FeedForwardFabric,
-    cur_cross: np.ndarray,
-    kept: _Kept,
-    keep: Sequence[tuple[int, int]],
-    q: int,
-    matchings: Mapping[int, Matching],
-    max_completions: int,
-    max_released: int,
-    add: Callable[..., _Candidate],
-    naive: dict[int, int],
-) -> None:
-    """Feed-forward failover candidates for each spare (see :func:`failover`)."""
-    n = ff.n_ports
-    modes = _modes(ff)
-    kept_in = np.zeros(n, dtype=np.bool_)
-    kept_in[[c.source for c in kept.circuits]] = True
-    pair_of = {p: pair for pair in keep for p in pair}
-    cur_out = _ff_pins(modes, cur_cross, kept_in)[2]
-
-    def route(order: list[tuple[int, int]], released: set[tuple[int, int]]):
-        pinned = kept_in.copy()
-        for a, b in released:
-            pinned[[a, b]] = False
-        fixed, owner, _ = _ff_pins(modes, cur_cross, pinned)
-        src, dst = np.array(order, dtype=np.int64).T.copy()
-        return _ff_route(modes, n, cur_cross, fixed, owner, src, dst)
-
-    pinned_found = False
-    for s, m in matchings.items():
-        new = [(q, s), (s, q)]
-        for order in (new, new[::-1]):  # only the two new circuits move
-            failed, cross, _ = route(order, set())
-            if failed < 0:
-                add(s, m, "pinned", cross)
-                pinned_found = True
-    routed = pinned_found
-    if not pinned_found:
-        # rip up and re-route: release the pairs whose light blocks the cheapest path, re-route
-        # them after (then before) the new circuits, every other cell kept
-        for s, m in matchings.items():
-            released: set[tuple[int, int]] = set()
-            order = [(q, s), (s, q)]
-            for _ in range(2 * max_released + 2):
-                failed, cross, blockers = route(order, released)
-                if failed < 0:
-                    add(s, m, "released", cross)
-                    routed = True
-                    break
-                more = {pair_of[int(i)] for i in np.flatnonzero(blockers) if int(i) in pair_of}
-                if len(released | more) > max_released:
-                    break
-                order.insert(0, order.pop(failed))  # the blocked circuit goes first next time
-                order += [c for a, b in sorted(more - released) for c in ((a, b), (b, a))]
-                released |= more
-    for s, m in matchings.items():
-        default = add(s, m, "sorting", _cross(ff.mesh.route(m).theta))
-        naive[s] = default.n_changed
-        budget = 0 if routed else max_completions  # the costly search is the last resort
-        _ff_completions(ff, m, cur_out.tolist(), cur_cross, default, budget, add)
-
-
-def _ff_completions(
-    ff: FeedForwardFabric,
-    m: Matching,
-    cur_out: list[int],
-    cur_cross: np.ndarray,
-    naive: _Candidate,
-    budget: int,
-    add: Callable[..., _Candidate],
-) -> None:
-    """Sorting-network candidates: the dark ports' completion inherited from the current cell
-    states, then (``budget`` > 0) first-improvement swaps of two dark ports' outputs."""
-    targets: list[int | None] = list(m.to_permutation().targets)
-    dark = [i for i, t in enumerate(targets) if t is None]
-    if len(dark) < 2:
-        return  # one completion only: the naive one
-    dark_set = set(dark)
-    taken = set()
-    for d in dark:  # keep where the current states send each dark input, when still dark
-        if cur_out[d] in dark_set:
-            targets[d] = cur_out[d]
-            taken.add(cur_out[d])
-    free = iter(sorted(dark_set - taken))
-    for d in dark:
-        if targets[d] is None:
-            targets[d] = next(free)
-
-    def route(t: list[int | None]) -> _Candidate:
-        return add(naive.spare, m, "sorting", _cross(ff.mesh.route(Permutation(t)).theta))
-
-    best, best_t = naive, [d if t is None else t for d, t in enumerate(m.to_permutation().targets)]
-    inherited = route(targets)
-    if inherited.key < best.key:
-        best, best_t = inherited, targets
-    spent = 0
-    improved = True
-    while improved and spent < budget:
-        improved = False
-        for i in range(len(dark)):
-            for j in range(i + 1, len(dark)):
-                if spent >= budget:
-                    return
-                t = list(best_t)
-                a, b = dark[i], dark[j]
-                t[a], t[b] = t[b], t[a]
-                cand = route(t)
-                spent += 1
-                if cand.key < best.key:
-                    best, best_t, improved = cand, t, True
-
-
-# ---- tenant slices -------------------------------------------------------------------------
+# ---- tenant slices ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -1181,7 +762,7 @@ def _runs(ports: Sequence[int]) -> list[tuple[int, int]]:
 def _tenant_matchings(ports: Sequence[int], topology: str, n: int) -> list[Matching]:
     if topology == "ring":
         return job_matchings(Job("tenant", "ring", ports), n)
-    local = _rounds(len(ports), 0) if len(ports) > 1 else []
+    local = circle_rounds(len(ports), 0) if len(ports) > 1 else []
     return [Matching([(ports[a], ports[b]) for a, b in m.pairs], n) for m in local]
 
 
@@ -1200,11 +781,12 @@ def slice_tenants(
 
     Isolation is checked, not assumed: from the baseline (every tenant in its first matching),
     each tenant's every matching (``topology``: its all-to-all rounds or a ring in port order)
-    must be realizable without changing a cell that another tenant's circuits cross. A
-    feed-forward mesh routes each tenant inside its own band of modes (its sorting network
-    never swaps across a band edge), so any other tenants' states give the same cells; a
-    recirculating mesh re-routes only the tenant's own pairs, every other path pinned, and
-    the check holds against the others' first matchings.
+    must be realizable without changing a cell that another tenant's circuits cross. The
+    tenant's own pairs are routed again, every other path pinned (:meth:`Rerouter.pinned
+    <photonics.switch.Rerouter.pinned>`, in a few orders), else the whole matching is planned
+    from scratch; the check holds against the others' first matchings. On a feed-forward mesh
+    a plan from scratch keeps each tenant inside its own band of modes (its sorting network
+    never swaps across a band edge), so there any other tenants' states give the same cells.
 
     Raises :class:`PortError` when the tenants need more ports than are free, or a tenant finds
     no run of free ports long enough; :class:`MatchingError` when isolation fails.
@@ -1212,7 +794,7 @@ def slice_tenants(
     n = fabric.n_ports
     if topology not in ("all_to_all", "ring"):
         raise SettingsError(f"topology must be 'all_to_all' or 'ring', got {topology!r}")
-    blocked = set(_ports("reserved", reserved))
+    blocked = set(check_ports("reserved", reserved))
     if blocked and max(blocked) >= n:
         raise PortError(f"reserved port {max(blocked)} is out of range 0..{n - 1}")
     names: set[str] = set()
@@ -1264,7 +846,7 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
             f"the tenants' first matchings are not realizable together: {err}"
         ) from err
     owner = {p: t.name for t in slices for p in t.ports}
-    pins: _MeshPins | None = None
+    rerouter = fabric.rerouter(baseline)
     for t in slices:
         others = [p for name, pairs in first.items() if name != t.name for p in pairs]
         theirs = np.zeros(fabric.n_cells, dtype=bool)
@@ -1272,55 +854,32 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
             if owner[c.source] != t.name:
                 theirs[list(c.cells)] = True
         for i, m in enumerate(t.matchings[1:], start=1):
-            if isinstance(fabric, MeshFabric):
-                pins = pins or _MeshPins(fabric, baseline)
-                pairs = list(m.pairs)
-                orders = [pairs[r:] + pairs[:r] for r in range(len(pairs))]
-                orders += [o[::-1] for o in orders]
-                plan = None
-                for order in orders:  # sequential routing depends on the order: try a few
-                    plan = pins.route(others, order)[0]
-                    if plan is not None:
-                        break
-                if plan is None:
-                    raise MatchingError(
-                        f"tenant {t.name!r}: matching {i} {m.pairs} does not route around the "
-                        f"other tenants' paths"
-                    )
-            else:
-                plan = fabric.plan(Matching([*others, *m.pairs], n))
-            touched = np.flatnonzero(theirs[plan.changed_cells(baseline)])
-            if touched.size:
-                cells = plan.changed_cells(baseline)[touched].tolist()
+            cross = _around(fabric, rerouter, others, list(m.pairs))
+            if cross is None:
                 raise MatchingError(
-                    f"tenant {t.name!r}: matching {i} changes cells {cells} that other tenants' "
-                    f"circuits cross"
+                    f"tenant {t.name!r}: matching {i} {m.pairs} does not route around the "
+                    f"other tenants' paths"
+                )
+            changed = np.flatnonzero(cross != baseline.cross)
+            touched = changed[theirs[changed]]
+            if touched.size:
+                raise MatchingError(
+                    f"tenant {t.name!r}: matching {i} changes cells {touched.tolist()} that "
+                    f"other tenants' circuits cross"
                 )
     return baseline
 
 
-def _released(
-    route: Callable[..., tuple[SwitchPlan | None, int, set[tuple[int, int]], set[int]]],
-    order: Sequence[tuple[int, int]],
-    max_released: int,
-) -> SwitchPlan | None:
-    """Rip up and re-route on a recirculating mesh. ``route(released, order, history)`` routes
-    ``order`` with every kept pair not ``released`` pinned. The kept pairs in the way of a pair
-    that finds no path are released and routed after it (at most ``max_released``); where the
-    routed pairs block each other, the contested cells get a growing cost and the blocked pair
-    goes first (negotiated congestion), for a bounded number of rounds."""
-    released: set[tuple[int, int]] = set()
-    history: dict[int, float] = {}
-    order = list(order)
-    for _ in range(4 * max_released + 4):
-        plan, failed, blockers, contested = route(released, order, history)
-        if plan is not None:
-            return plan
-        if len(released | blockers) > max_released or not (blockers - released or contested):
-            return None
-        for cell in contested:
-            history[cell] = history.get(cell, 0.0) + 1.0
-        order.insert(0, order.pop(failed))
-        order += sorted(blockers - released)
-        released |= blockers
-    return None
+def _around(
+    fabric: Fabric, rerouter: Rerouter, others: list[Pair], pairs: list[Pair]
+) -> np.ndarray | None:
+    """Cell states of ``others + pairs``: ``pairs`` routed around the others' pinned circuits
+    (sequential routing depends on the order: each rotation of ``pairs``, both ways), else
+    ``fabric.plan`` of them all; None when neither realizes them."""
+    orders = [pairs[r:] + pairs[:r] for r in range(len(pairs))]
+    for order in orders + [o[::-1] for o in orders]:
+        found = rerouter.pinned(others, order)
+        if found:
+            return found[0]
+    plan = try_plan(fabric, Matching([*others, *pairs], fabric.n_ports))
+    return None if plan is None else plan.cross
