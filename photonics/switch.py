@@ -34,7 +34,13 @@ from photonics import _pinned_kernel as kernel
 from photonics.errors import MatchingError, ShapeError
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching, Permutation
-from photonics.routing import DEFAULT_CELL_LOSS_DB, Router, requests_for
+from photonics.routing import (
+    DEFAULT_CELL_LOSS_DB,
+    Cover,
+    Router,
+    all_to_all_cover,
+    requests_for,
+)
 from photonics.waveguide_mesh import BAR, CROSS, through
 from photonics.waveguide_mesh import trace as trace_mesh
 
@@ -144,6 +150,15 @@ class Fabric(Protocol):
         """``current`` (a plan of this fabric), ready to take new pairs around kept ones."""
         ...
 
+    def all_to_all_cover(
+        self, attempts: int = 8, isolation_db: float | None = None
+    ) -> Cover | None:
+        """The fabric's own search for matchings that join every pair of endpoints once, for
+        when the circle method's rounds do not all plan (``attempts`` relabelings; keeping only
+        matchings whose predicted isolation reaches ``isolation_db``, dB); None when it has
+        none."""
+        ...
+
 
 def _check(matching: Matching, n_ports: int) -> None:
     if not isinstance(matching, Matching):
@@ -182,6 +197,11 @@ class FeedForwardFabric:
 
     def rerouter(self, current: SwitchPlan) -> Rerouter:
         return FeedForwardRerouter(self, current)
+
+    def all_to_all_cover(self, attempts: int = 8, isolation_db: float | None = None) -> None:
+        """None: the mesh realizes every matching, so the circle method needs no other search
+        (and no isolation is predicted)."""
+        return None
 
     def trace(self, theta: np.ndarray) -> list[tuple[int, ...]]:
         """For each input, the MZIs (slot order) its light crosses at ``theta`` (bar/cross
@@ -234,6 +254,15 @@ class MeshFabric:
 
     def rerouter(self, current: SwitchPlan) -> Rerouter:
         return MeshRerouter(self, current)
+
+    def all_to_all_cover(
+        self, attempts: int = 8, isolation_db: float | None = None
+    ) -> Cover | None:
+        """The router's cover (:func:`~photonics.routing.all_to_all_cover`) for an even number
+        of endpoints; None for an odd number."""
+        if self.n_ports % 2:
+            return None
+        return all_to_all_cover(self.router, self.endpoints, attempts, isolation_db)
 
 
 def _directed(pairs: Sequence[Pair]) -> list[Pair]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from firmware.fabric.plans import try_plan
 from photonics.errors import MatchingError, SettingsError
 from photonics.matching import Matching
-from photonics.routing import all_to_all_cover, round_robin
-from photonics.switch import Fabric, MeshFabric, SwitchPlan
+from photonics.routing import Cover, round_robin
+from photonics.switch import Fabric, SwitchPlan
 
 
 @dataclass(frozen=True)
@@ -74,64 +74,69 @@ def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = N
     """A 1-factorization of the complete graph on ``fabric.n_ports`` endpoints, realizable.
 
     The circle method gives ``n - 1`` perfect matchings (even ``n``) or ``n`` near-perfect ones
-    (odd ``n``), each checked by planning it. A feed-forward mesh realizes them all. On a
-    recirculating mesh (:class:`MeshFabric`, even ``n``) a round that does not route switches to
-    the router's cover (:func:`~photonics.routing.all_to_all_cover`: other relabelings, then the
-    pairs of unroutable rounds packed into more matchings); otherwise (odd ``n`` or another
-    fabric) the circle method is relabeled up to ``attempts`` times and the pairs of rounds that
-    never plan are packed greedily. ``isolation_db`` (a recirculating mesh only): keep only
-    matchings whose predicted isolation reaches it (dB), the router's cover with that
-    requirement. ``AllToAll.note`` says when the cover is larger than optimal.
-    Raises :class:`MatchingError` when some pair cannot be joined at all.
+    (odd ``n``), each checked by planning it. A feed-forward mesh realizes them all. The first
+    round that does not plan hands over to the fabric's own cover search when it has one
+    (:meth:`~photonics.switch.Fabric.all_to_all_cover`; a recirculating mesh of even ``n``: the
+    router's cover, other relabelings, then the pairs of unroutable rounds packed into more
+    matchings); otherwise the circle method is relabeled up to ``attempts`` times and the pairs
+    of rounds that never plan are packed greedily. ``isolation_db`` (a recirculating mesh of
+    even ``n`` only): keep only matchings whose predicted isolation reaches it (dB), the
+    router's cover with that requirement. ``AllToAll.note`` says when the cover is larger than
+    optimal. Raises :class:`MatchingError` when some pair cannot be joined at all.
     """
     n = fabric.n_ports
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise SettingsError(f"attempts must be an integer >= 1, got {attempts!r}")
     if n < 2:
         return AllToAll((), (), "fewer than 2 endpoints: nothing to join")
-    recirculating = isinstance(fabric, MeshFabric) and n % 2 == 0
-    if isolation_db is not None and not recirculating:
-        raise SettingsError("an isolation requirement needs a recirculating mesh of even ports")
+    if isolation_db is not None:
+        cover = fabric.all_to_all_cover(attempts, isolation_db)
+        if cover is None:
+            raise SettingsError("an isolation requirement needs a recirculating mesh of even ports")
+        return _covered(fabric, cover)
     best: tuple[list[tuple[Matching, SwitchPlan]], list[Matching]] | None = None
-    for shift in range(attempts if isolation_db is None else 0):
+    for shift in range(attempts):
         good, bad = [], []
         for m in circle_rounds(n, shift):
             plan = try_plan(fabric, m)
-            if plan is None:
-                bad.append(m)
-                if recirculating:
-                    break  # the router's cover takes over from here
-            else:
+            if plan is not None:
                 good.append((m, plan))
+                continue
+            if best is None and not bad:  # the fabric's own search, if it has one, takes over
+                cover = fabric.all_to_all_cover(attempts)
+                if cover is not None:
+                    return _covered(fabric, cover)
+            bad.append(m)
         if not bad:
-            return AllToAll(
-                tuple(m for m, _ in good),
-                tuple(p for _, p in good),
-                f"optimal: {len(good)} {'perfect' if n % 2 == 0 else 'near-perfect'} matchings",
-            )
-        if recirculating:
-            break
+            kind = "perfect" if n % 2 == 0 else "near-perfect"
+            return _cover_of(n, good, f"optimal: {len(good)} {kind} matchings")
         if best is None or len(bad) < len(best[1]):
             best = (good, bad)
-    if recirculating:
-        assert isinstance(fabric, MeshFabric)
-        cover = all_to_all_cover(fabric.router, fabric.endpoints, attempts, isolation_db)
-        if cover.unroutable:
-            raise MatchingError(
-                f"no all-to-all cover: endpoint pairs {list(cover.unroutable)} cannot be routed"
-            )
-        # the router is deterministic, so re-planning each cover matching gives its routes back
-        chosen = [(m, fabric.plan(m)) for m in cover.matchings]
-        note = cover.note
-    else:
-        assert best is not None
-        good, bad = best
-        extra = _split(fabric, [pair for m in bad for pair in m.pairs])
-        chosen = good + extra
-        note = (
-            f"{len(bad)} of the {_min_rounds(n)} circle-method rounds are not realizable; "
-            f"their pairs took {len(extra)} matchings"
+    assert best is not None
+    good, bad = best
+    extra = _split(fabric, [pair for m in bad for pair in m.pairs])
+    note = (
+        f"{len(bad)} of the {_min_rounds(n)} circle-method rounds are not realizable; "
+        f"their pairs took {len(extra)} matchings"
+    )
+    return _cover_of(n, good + extra, note)
+
+
+def _covered(fabric: Fabric, cover: Cover) -> AllToAll:
+    """The fabric's own cover (:meth:`~photonics.switch.Fabric.all_to_all_cover`) with the plan
+    of each matching."""
+    if cover.unroutable:
+        raise MatchingError(
+            f"no all-to-all cover: endpoint pairs {list(cover.unroutable)} cannot be routed"
         )
+    # the router is deterministic, so re-planning each cover matching gives its routes back
+    chosen = [(m, fabric.plan(m)) for m in cover.matchings]
+    return _cover_of(fabric.n_ports, chosen, cover.note)
+
+
+def _cover_of(n: int, chosen: list[tuple[Matching, SwitchPlan]], note: str) -> AllToAll:
+    """The cover of ``chosen`` matchings and plans on ``n`` endpoints; the note says how far
+    above optimal it is."""
     if len(chosen) > _min_rounds(n):
         note += f" (cover of {len(chosen)} matchings, {len(chosen) - _min_rounds(n)} above optimal)"
     return AllToAll(tuple(m for m, _ in chosen), tuple(p for _, p in chosen), note)

@@ -170,3 +170,12 @@ def test_rerouter_plan_refuses_states_that_do_not_join_the_pairs(fabric) -> None
     current = fabric.plan(Matching([(0, 1)], fabric.n_ports))
     with pytest.raises(MatchingError):
         fabric.rerouter(current).plan(Matching([(0, 2)], fabric.n_ports), current.cross)
+
+
+def test_only_a_recirculating_mesh_of_even_endpoints_has_its_own_all_to_all_cover() -> None:
+    assert FeedForwardFabric(ClementsMesh(6)).all_to_all_cover() is None
+    mesh = six_by_six()
+    assert MeshFabric(mesh.router, mesh.endpoints[:5]).all_to_all_cover() is None
+    cover = MeshFabric(mesh.router, mesh.endpoints[:6]).all_to_all_cover(attempts=2)
+    joined = sorted(p for m in cover.matchings for p in m.pairs)
+    assert joined == [(a, b) for a in range(6) for b in range(a + 1, 6)]
