@@ -183,9 +183,10 @@ def mesh_path(
     goal: int,
     history: Mapping[int, float],
 ) -> list[tuple[int, int]] | None:
-    """Hard search for one path; a cheapest path may cross one cell twice in two states,
-    or one port-end twice (Dijkstra does not see its own path): then that cell is held in
-    its first state, or that port-end barred, and the search runs again (a few times)."""
+    """The cheapest path of :func:`mesh_search` with nothing pinned pushed aside, as light can
+    take it. Dijkstra does not see its own path, so a path may cross one cell twice in two
+    states, or one port-end twice: then that cell is held in its first state, or that port-end
+    barred, and the search runs again (8 times at most; None after that or when no path)."""
     fixed = fixed.copy()
     used = dict(used)
     for _ in range(8):

@@ -166,7 +166,7 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
             f"the tenants' first matchings are not realizable together: {err}"
         ) from err
     owner = {p: t.name for t in slices for p in t.ports}
-    rerouter = fabric.rerouter(baseline)
+    rerouter, base_cross = fabric.rerouter(baseline), baseline.cross
     for t in slices:
         others = [p for name, pairs in first.items() if name != t.name for p in pairs]
         theirs = np.zeros(fabric.n_cells, dtype=bool)
@@ -180,7 +180,7 @@ def _check_isolation(fabric: Fabric, slices: Sequence[TenantSlice]) -> SwitchPla
                     f"tenant {t.name!r}: matching {i} {m.pairs} does not route around the "
                     f"other tenants' paths"
                 )
-            changed = np.flatnonzero(cross != baseline.cross)
+            changed = np.flatnonzero(cross != base_cross)
             touched = changed[theirs[changed]]
             if touched.size:
                 raise MatchingError(
