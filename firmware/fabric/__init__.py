@@ -1,0 +1,55 @@
+"""Sequences of matchings on a switch fabric: all-to-all covers (:mod:`.covers`),
+time-multiplexed schedules (:mod:`.schedules`), jobs (:mod:`.jobs`), accelerator failover onto
+spare ports (:mod:`.spares`) and tenant slices (:mod:`.tenants`); :mod:`.plans` holds the plan
+helpers they share. Import the names from here.
+
+Pure logic on :mod:`photonics.switch` fabrics (no I/O). Terms:
+
+- a *plan* (:class:`~photonics.switch.SwitchPlan`) is every cell's angle plus the directed
+  circuits it carries; a *changed cell* is one whose bar/cross state differs between two plans.
+  On the emulated feed-forward chip each cell is one heater channel (channel ``k`` is the internal
+  heater of MZI ``k``), so reconfiguration time grows with the changed cells
+  (:class:`HeaterWriteModel`);
+- a live circuit is *disturbed* by a reconfiguration when a cell on its path changes state (its
+  light is interrupted while the heaters move), even if it joins the same endpoints afterwards;
+- a job's topology is a list of matchings applied one at a time (:func:`job_matchings`): a port
+  is in at most one pair of a matching, and each pair ``(a, b)`` is two circuits,
+  ``a -> b`` and ``b -> a``, so one matching carries both directions of its links.
+
+Times are in s.
+"""
+
+from firmware.fabric.covers import AllToAll, all_to_all
+from firmware.fabric.jobs import Job, job_matchings
+from firmware.fabric.schedules import (
+    HeaterWriteModel,
+    ReconfigurationModel,
+    Schedule,
+    ScheduleTiming,
+    Step,
+    phases_schedule,
+    plan_schedule,
+    schedule_timing,
+)
+from firmware.fabric.spares import FailoverResult, failover
+from firmware.fabric.tenants import Slicing, TenantSlice, slice_tenants
+
+__all__ = [
+    "AllToAll",
+    "FailoverResult",
+    "HeaterWriteModel",
+    "Job",
+    "ReconfigurationModel",
+    "Schedule",
+    "ScheduleTiming",
+    "Slicing",
+    "Step",
+    "TenantSlice",
+    "all_to_all",
+    "failover",
+    "job_matchings",
+    "phases_schedule",
+    "plan_schedule",
+    "schedule_timing",
+    "slice_tenants",
+]

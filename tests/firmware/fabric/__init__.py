@@ -1,0 +1,1 @@
+"""Tests of :mod:`firmware.fabric`, one module per module of the package."""
