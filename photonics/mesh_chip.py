@@ -20,7 +20,7 @@ Fabrication variation is drawn once from ``MeshChipSpec.seed``, in the order of
 phases uniform in [0, 2 pi). Same seed and mesh, same chip.
 
 Each link (one unit length of waveguide) has the phase and loss of
-:func:`photonics.waveguide_mesh.link_transmission`; the ambient temperature moves its effective
+:func:`photonics.mesh_scattering.link_transmission`; the ambient temperature moves its effective
 index by :data:`THERMO_OPTIC_PER_K` per kelvin, as it moves the heaters' phases by their drift.
 """
 
@@ -40,8 +40,15 @@ from photonics._checks import finite
 from photonics.calibration import Calibration
 from photonics.chip import FACTORY_DATE, REFERENCE_WAVELENGTH_NM
 from photonics.errors import PortError, SettingsError, ShapeError
+from photonics.mesh_scattering import (
+    DEFAULT_CELL_LOSS_DB,
+    DEFAULT_N_EFF,
+    DEFAULT_N_G,
+    DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
+    link_transmission,
+)
 from photonics.mzi import DEFAULT_SPLITTER_SIGMA, MZIImperfections, imperfect_transfer
-from photonics.routing import DEFAULT_CELL_LOSS_DB, Path
+from photonics.routing import Path
 from photonics.thermal import (
     DEFAULT_DRIFT_RAD_PER_K,
     DEFAULT_P_PI_MW,
@@ -50,13 +57,7 @@ from photonics.thermal import (
     crosstalk_matrix,
     total_phase,
 )
-from photonics.waveguide_mesh import (
-    DEFAULT_N_EFF,
-    DEFAULT_N_G,
-    DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
-    WaveguideMesh,
-    link_transmission,
-)
+from photonics.waveguide_mesh import WaveguideMesh
 
 #: Thermo-optic coefficient of silicon, 1/K: the links' effective index change per kelvin.
 THERMO_OPTIC_PER_K = 1.86e-4
@@ -345,7 +346,7 @@ def _temperature(delta_T_K: float) -> None:
 
 # a cell's 4x4 scattering between its port-ends (4 c + k, k = 0, 1 at end A and 2, 3 at end B):
 # out end B (2 + i) from in end A (j) is T[i, j]; out end A (j) from in end B (2 + i) is T[i, j]
-# too (reciprocity: T^T from B to A). The layout of photonics.waveguide_mesh.scattering.
+# too (reciprocity: T^T from B to A). The layout of photonics.mesh_scattering.scattering.
 _ROWS = np.array([2, 2, 3, 3, 0, 1, 0, 1])
 _COLS = np.array([0, 1, 0, 1, 2, 2, 3, 3])
 
@@ -357,7 +358,7 @@ def _scattering(
     (n_cells, 2, 2) transfer matrices ``T`` (end A to end B, any complex factor included) and
     whose links transmit ``link`` (one right-hand side per input: fewer inputs, cheaper).
 
-    The solve of :func:`photonics.waveguide_mesh.scattering`, which builds ``T`` itself and so
+    The solve of :func:`photonics.mesh_scattering.scattering`, which builds ``T`` itself and so
     cannot give a cell a phase of its own."""
     n = mesh.n_cells
     vals = np.concatenate([T.reshape(n, 4)] * 2, axis=1).ravel()

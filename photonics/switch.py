@@ -27,7 +27,8 @@ import numpy as np
 from photonics.errors import MatchingError, ShapeError
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching
-from photonics.routing import DEFAULT_CELL_LOSS_DB, Router, requests_for
+from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
+from photonics.routing import Router, requests_for
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,9 @@ from photonics import (
     ShapeError,
 )
 from photonics.mzi import MZIImperfections
-from photonics.routing import Router, hexagonal_switch, requests_for, switch_6x6, switch_32, verify
+from photonics.routing import Router, requests_for, verify
 from photonics.switch import FeedForwardFabric, MeshFabric, SwitchPlan
+from photonics.switch_geometry import hexagonal_switch, switch_6x6, switch_32
 from photonics.waveguide_mesh import BAR, CROSS, trace
 from tests.strategies import seeds
 

@@ -10,17 +10,13 @@ from hypothesis import strategies as st
 from photonics import LimitError, Matching, PortError, SettingsError, ShapeError
 from photonics import mesh_chip as mc
 from photonics.calibration import same_calibration
+from photonics.lattices import hexagonal_mesh
 from photonics.mesh_chip import MeshChip, MeshChipSpec
+from photonics.mesh_scattering import link_transmission, scattering
 from photonics.mzi import MZIImperfections, imperfect_transfer
-from photonics.routing import (
-    Router,
-    hexagonal_switch,
-    requests_for,
-    spread_endpoints,
-    switch_32,
-)
+from photonics.routing import Router, requests_for
 from photonics.selfcal import currents_for_theta
-from photonics.waveguide_mesh import hexagonal_mesh, link_transmission, scattering
+from photonics.switch_geometry import hexagonal_switch, spread_endpoints
 from tests.strategies import seeds
 
 #: Currents up to this (mA) keep every heater under a full period's power (2 P_pi of 21.4 mW
@@ -338,46 +334,3 @@ def test_emulated_driver_drives_a_mesh_chip() -> None:
     with pytest.raises(LimitError):
         driver.write(range(chip.n_heaters), np.full(chip.n_heaters, 10.0))
     assert np.array_equal(driver.currents(), cur)
-
-
-# ---- hexagonal_switch -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("ports", [4, 5, 8, 9, 16, 23, 32])
-def test_hexagonal_switch_spreads_endpoints_over_the_four_sides(ports) -> None:
-    mesh, ends = hexagonal_switch(ports)
-    assert len(ends) == ports == len(set(ends))
-    assert len({int(mesh.edge_ports[p]) // 4 for p in ends}) == ports  # one per edge cell
-    per_side = [int(np.isin(ends, mesh.side_ports(s)).sum()) for s in ("west", "south", "east")]
-    per_side.append(ports - sum(per_side))
-    base, extra = divmod(ports, 4)
-    assert per_side == [base + (i < extra) for i in range(4)]
-
-
-def test_hexagonal_switch_32_is_switch_32() -> None:
-    mesh, ends = hexagonal_switch(32)
-    mesh32, ends32 = switch_32()
-    assert ends == ends32 and np.array_equal(mesh.links, mesh32.links)
-
-
-def test_hexagonal_switch_routes_random_perfect_matchings() -> None:
-    # measured: 1000 of 1000 random perfect matchings route for 4, 8 and 16 ports
-    rng = np.random.default_rng(11)
-    for ports in (4, 8, 16):
-        mesh, ends = hexagonal_switch(ports)
-        router = Router(mesh)
-        ok = [router.route(requests_for(Matching.random(ports, rng), ends)).ok for _ in range(25)]
-        assert all(ok), ports
-
-
-@pytest.mark.parametrize("ports", [3, 33, 8.0, True])
-def test_hexagonal_switch_refuses_other_sizes(ports) -> None:
-    with pytest.raises(PortError):
-        hexagonal_switch(ports)
-
-
-def test_spread_endpoints_says_when_a_mesh_is_too_small() -> None:
-    with pytest.raises(PortError, match="no free port"):
-        spread_endpoints(hexagonal_mesh(2, 2), 2)
-    with pytest.raises(PortError):
-        spread_endpoints(hexagonal_mesh(2, 2), [1, 1, 1])

@@ -7,26 +7,18 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
 from photonics import MZIImperfections, PortError, SettingsError, ShapeError
+from photonics.lattices import KINDS, hexagonal_mesh, lattice_mesh, square_mesh, triangular_mesh
+from photonics.mesh_scattering import insertion_loss_db, link_transmission, port_powers, scattering
+from photonics.switch_geometry import switch_6x6_mesh
 from photonics.waveguide_mesh import (
     BAR,
     CROSS,
-    KINDS,
     SIDES,
     WaveguideMesh,
-    hexagonal_mesh,
-    insertion_loss_db,
     lattice_counts,
-    lattice_mesh,
-    link_transmission,
-    mesh_9x9,
-    port_powers,
-    scattering,
-    square_mesh,
-    switch_6x6_mesh,
     theta_of_states,
     through,
     trace,
-    triangular_mesh,
 )
 from tests.strategies import seeds
 
@@ -99,25 +91,6 @@ def test_count_formulas(rows: int, cols: int) -> None:
     assert sq.n_cells == 2 * rows * cols + rows + cols
     assert (sq.n_links, sq.n_ports) == (4 * rows * cols, 4 * (rows + cols))
     assert lattice_counts(sq)["west"] == 2 * rows and lattice_counts(sq)["north"] == 2 * cols
-
-
-def test_named_meshes() -> None:
-    c6 = lattice_counts(SWITCH)
-    assert c6 == {
-        "cells": 71,
-        "links": 108,
-        "ports": 68,
-        "faces": 18,
-        "west": 10,
-        "east": 10,
-        "north": 24,
-        "south": 24,
-    }
-    assert SWITCH.side_ports("west").tolist() == list(range(10))
-    assert SWITCH.side_ports("east").tolist() == list(range(43, 33, -1))
-    c9 = lattice_counts(mesh_9x9())
-    assert (c9["cells"], c9["ports"], c9["west"], c9["east"]) == (278, 140, 34, 34)
-    assert c9["ports"] >= 32
 
 
 @pytest.mark.parametrize("spec", [*SMALL, "switch"], ids=str)
