@@ -27,7 +27,12 @@ from photonics.calibration import Calibration
 from photonics.errors import SettingsError, ShapeError
 from photonics.feedforward import ClementsMesh, FeedForwardMesh, MeshSettings, ReckMesh
 from photonics.matching import Permutation
-from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfections
+from photonics.mzi import (
+    DEFAULT_LOSS_DB,
+    DEFAULT_SPLITTER_SIGMA,
+    MZIImperfections,
+    from_arm_phases,
+)
 from photonics.ring import MicroRing, RingThermal
 from photonics.thermal import (
     DEFAULT_DRIFT_RAD_PER_K,
@@ -173,12 +178,9 @@ class Chip:
         """
         phase = self._phases(current_mA, delta_T_K, wavelength_nm)
         K, n = self.mesh.n_mzis, self.mesh.n
-        # one heater on the top arm: arm phases (psi, 0), so 2 theta = psi and the arms' mean
-        # psi / 2 is a phase of the whole MZI
-        internal = phase[..., :K]
-        return MeshSettings(
-            internal / 2, phase[..., K : 2 * K], phase[..., 2 * K : 2 * K + n], internal / 2
-        )
+        # one heater on the top arm: arm phases (psi, 0)
+        theta, common = from_arm_phases(phase[..., :K], 0.0)
+        return MeshSettings(theta, phase[..., K : 2 * K], phase[..., 2 * K : 2 * K + n], common)
 
     def _phases(self, current_mA: ArrayLike, delta_T_K: float, wavelength_nm: float) -> np.ndarray:
         if not 1000 <= wavelength_nm <= 2000:

@@ -47,7 +47,12 @@ from photonics.mesh_scattering import (
     DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
     link_transmission,
 )
-from photonics.mzi import DEFAULT_SPLITTER_SIGMA, MZIImperfections, imperfect_transfer
+from photonics.mzi import (
+    DEFAULT_SPLITTER_SIGMA,
+    MZIImperfections,
+    from_arm_phases,
+    imperfect_transfer,
+)
 from photonics.routing import Path
 from photonics.thermal import (
     DEFAULT_DRIFT_RAD_PER_K,
@@ -208,7 +213,7 @@ class MeshChip:
         each heater's total phase (bias, crosstalk and drift included; heater-induced phase
         scales as ``1550 nm / wavelength``, ``delta_T_K`` is the ambient temperature above the
         reference, K)."""
-        return self._phases(current_mA, delta_T_K, wavelength_nm) / 2
+        return from_arm_phases(self._phases(current_mA, delta_T_K, wavelength_nm), 0.0)[0]
 
     # ---- light ------------------------------------------------------------------------------
     def scattering(
@@ -250,9 +255,11 @@ class MeshChip:
             DEFAULT_N_EFF + THERMO_OPTIC_PER_K * delta_T_K,
             DEFAULT_N_G,
         )
-        # one heater on the top arm: arm phases (psi, 0) = common psi / 2 +- theta
-        cells = imperfect_transfer(psi / 2, 0.0, self.imperfections)
-        cells = cells * np.exp(0.5j * psi)[..., None, None]
+        # one heater on the top arm: arm phases (psi, 0); light circulating in the loops meets a
+        # cell again, so its common phase is kept
+        theta, common = from_arm_phases(psi, 0.0)
+        cells = imperfect_transfer(theta, 0.0, self.imperfections)
+        cells = cells * np.exp(1j * common)[..., None, None]
         out = np.empty((*psi.shape[:-1], outputs.size, inputs.size), complex)
         for index in np.ndindex(psi.shape[:-1]):
             out[index] = _scattering(self.mesh, cells[index], g, outputs, inputs)
