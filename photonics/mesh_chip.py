@@ -34,7 +34,6 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
-from scipy.sparse.linalg import splu
 
 from photonics._checks import finite
 from photonics.calibration import Calibration
@@ -46,6 +45,7 @@ from photonics.mesh_scattering import (
     DEFAULT_N_G,
     DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
     link_transmission,
+    mesh_solver,
 )
 from photonics.mzi import (
     DEFAULT_SPLITTER_SIGMA,
@@ -140,6 +140,7 @@ class MeshChip:
         if spec is not None and not isinstance(spec, MeshChipSpec):
             raise SettingsError(f"spec must be a MeshChipSpec or None, got {type(spec).__name__}")
         self.mesh = mesh
+        self._solver = mesh_solver(mesh)
         self.endpoints = _endpoints(mesh, endpoints)
         self.spec = spec = spec or MeshChipSpec()
         n = mesh.n_cells
@@ -260,10 +261,7 @@ class MeshChip:
         theta, common = from_arm_phases(psi, 0.0)
         cells = imperfect_transfer(theta, 0.0, self.imperfections)
         cells = cells * np.exp(1j * common)[..., None, None]
-        out = np.empty((*psi.shape[:-1], outputs.size, inputs.size), complex)
-        for index in np.ndindex(psi.shape[:-1]):
-            out[index] = _scattering(self.mesh, cells[index], g, outputs, inputs)
-        return out
+        return self._solver.solve(cells, g, outputs, inputs)
 
     def detect(
         self,
@@ -349,43 +347,6 @@ def _temperature(delta_T_K: float) -> None:
     if np.ndim(delta_T_K) != 0:
         raise SettingsError(f"delta_T_K must be one number of kelvin, got {delta_T_K!r}")
     finite("delta_T_K", delta_T_K)
-
-
-# a cell's 4x4 scattering between its port-ends (4 c + k, k = 0, 1 at end A and 2, 3 at end B):
-# out end B (2 + i) from in end A (j) is T[i, j]; out end A (j) from in end B (2 + i) is T[i, j]
-# too (reciprocity: T^T from B to A). The layout of photonics.mesh_scattering.scattering.
-_ROWS = np.array([2, 2, 3, 3, 0, 1, 0, 1])
-_COLS = np.array([0, 1, 0, 1, 2, 2, 3, 3])
-
-
-def _scattering(
-    mesh: WaveguideMesh, T: np.ndarray, link: complex, outputs: np.ndarray, inputs: np.ndarray
-) -> np.ndarray:
-    """Edge-port scattering ``S[outputs][:, inputs]`` of ``mesh`` whose cells have the
-    (n_cells, 2, 2) transfer matrices ``T`` (end A to end B, any complex factor included) and
-    whose links transmit ``link`` (one right-hand side per input: fewer inputs, cheaper).
-
-    The solve of :func:`photonics.mesh_scattering.scattering`, which builds ``T`` itself and so
-    cannot give a cell a phase of its own."""
-    n = mesh.n_cells
-    vals = np.concatenate([T.reshape(n, 4)] * 2, axis=1).ravel()
-    base = 4 * np.arange(n)[:, None]
-    rows = (base + _ROWS).ravel()
-    cols = (base + _COLS).ravel()
-    partner = mesh.partner()
-    linked = partner[cols] >= 0
-    N = 4 * n
-    SP = sp.coo_matrix((vals[linked] * link, (rows[linked], partner[cols[linked]])), shape=(N, N))
-    M = (sp.identity(N, dtype=complex, format="csc") - SP.tocsc()).tocsc()
-    # entries fed from an edge port: the right-hand side column of that port (-1: not excited)
-    column = np.full(mesh.n_ports, -1)
-    column[inputs] = np.arange(inputs.size)
-    port = np.where(linked, -1, mesh.port_of_end()[cols])
-    col = np.where(port >= 0, column[port], -1)
-    fed = col >= 0
-    rhs = np.zeros((N, inputs.size), dtype=complex)
-    np.add.at(rhs, (rows[fed], col[fed]), vals[fed])
-    return splu(M).solve(rhs)[mesh.edge_ports[outputs]]
 
 
 __all__ = [
