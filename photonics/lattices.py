@@ -40,7 +40,8 @@ from photonics.waveguide_mesh import SIDES, WaveguideMesh
 
 #: Lattice kinds understood by :func:`lattice_mesh`.
 KINDS = ("hexagonal", "square", "triangular")
-#: Hexagonal unit length (one cell plus its links), um: Smartlight gen-1 (design notes, s. 4).
+#: Hexagonal unit length (one cell plus its links), um: Smartlight gen-1 (Perez-Lopez et al.,
+#: Nat. Commun. 15, 1563 (2024); docs/physics.md).
 DEFAULT_UNIT_LENGTH_UM = 811.0
 
 _Vertex = tuple[int, int]

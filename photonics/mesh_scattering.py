@@ -23,9 +23,10 @@ from photonics.errors import PortError, SettingsError, ShapeError
 from photonics.mzi import DEFAULT_LOSS_DB, MZIImperfections, imperfect_transfer
 from photonics.waveguide_mesh import WaveguideMesh
 
-#: Waveguide propagation loss, dB/cm (1.5-2.5 dB/cm, design notes s. 4).
+#: Waveguide propagation loss, dB/cm (1.5-2.5 dB/cm: Perez-Lopez et al., Nat. Commun. 15, 1563
+#: (2024); docs/physics.md).
 DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM = 2.0
-#: Unit-cell insertion loss, dB (0.46-0.55 dB, design notes s. 4).
+#: Unit-cell insertion loss, dB (0.46-0.55 dB, the same source).
 DEFAULT_CELL_LOSS_DB = DEFAULT_LOSS_DB
 #: Effective and group index of a 500 x 220 nm silicon wire at 1550 nm.
 DEFAULT_N_EFF = 2.4

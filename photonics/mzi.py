@@ -43,7 +43,7 @@ DEFAULT_LOSS_DB = 0.5
 #: :meth:`MZIImperfections.sample_extinction` for cells within the published range).
 DEFAULT_SPLITTER_SIGMA = 0.009
 #: Published unit-cell extinction ratio, dB, as (lowest, typical, highest) over a chip's cells
-#: (32-44 dB, typ. 35: Perez-Lopez et al., Nat. Commun. 15, 1563; design.md section 4).
+#: (32-44 dB, typ. 35: Perez-Lopez et al., Nat. Commun. 15, 1563 (2024); docs/physics.md).
 PUBLISHED_EXTINCTION_DB = (32.0, 35.0, 44.0)
 
 
@@ -180,8 +180,9 @@ class MZIImperfections:
     def typical(
         cls, extinction_db: float = PUBLISHED_EXTINCTION_DB[1], loss_db: float = DEFAULT_LOSS_DB
     ) -> MZIImperfections:
-        """Every element at the published typical figures (design.md section 4): extinction
-        ``extinction_db`` (dB, 35), loss ``loss_db`` (dB, 0.5) in both states; the two splitter
+        """Every element at the published typical figures (Perez-Lopez et al., Nat. Commun.
+        15, 1563 (2024); docs/physics.md): extinction ``extinction_db`` (dB, 35), loss
+        ``loss_db`` (dB, 0.5) in both states; the two splitter
         errors equal. Scalar fields, so it fits a mesh of any size: the default imperfections
         against which routed configurations are verified."""
         e = splitter_errors_for_extinction(extinction_db, np.ones(2))

@@ -36,12 +36,14 @@ from photonics.mzi import MZIImperfections
 from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh
 
 #: Default extinction of a cell, dB: how much of a path's light stays out of the cell's other
-#: arm (the typical unit-cell figure, design.md section 4).
+#: arm (the typical unit-cell figure: Perez-Lopez et al., Nat. Commun. 15, 1563 (2024);
+#: docs/physics.md).
 DEFAULT_EXTINCTION_DB = 35.0
 #: Iterations without fewer conflicts after which negotiation stops.
 STALL_ITERATIONS = 15
 #: Default worst-path isolation the router aims at, dB: the published 6x6 switch's port
-#: isolation (~25 dB, design.md section 4) and the unit cell's crosstalk bound (-25 dB).
+#: isolation (~25 dB) and the unit cell's crosstalk bound (-25 dB) (Perez-Lopez et al., Nat.
+#: Commun. 15, 1563 (2024); docs/physics.md).
 DEFAULT_ISOLATION_TARGET_DB = 25.0
 #: Default budget of the isolation-aware re-negotiation, in cells searched: each path search
 #: counts the mesh's cells (its cost grows with them). The 6x6 switch (71 cells, 6 paths) may

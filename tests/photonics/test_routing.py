@@ -171,7 +171,8 @@ def test_forced_entry_follows_the_only_inward_state() -> None:
 
 
 def _published_chip(mesh, seed: int = 0):
-    """A chip whose cells span the published extinction range (design.md section 4)."""
+    """A chip whose cells span the published extinction range (Perez-Lopez et al., Nat.
+    Commun. 15, 1563 (2024); docs/physics.md)."""
     rng = np.random.default_rng(seed)
     chip = MZIImperfections.sample_extinction(mesh.n_cells, rng, loss_db=0.5)
     return chip, extinction_ratio_db(chip.splitter_error_in, chip.splitter_error_out)
