@@ -154,9 +154,10 @@ class Chip(EmulatedChip):
         wavelength_nm: float = REFERENCE_WAVELENGTH_NM,
     ) -> np.ndarray:
         """Field transfer matrix (n x n, ``out = M @ in``) of the chip at these currents."""
-        return self.mesh.transfer(
-            self.settings(current_mA, delta_T_K, wavelength_nm), self.imperfections
-        )
+        return self._transfer(self._phases(current_mA, delta_T_K, wavelength_nm))
+
+    def _transfer(self, phase: np.ndarray) -> np.ndarray:
+        return self.mesh.transfer(self._settings(phase), self.imperfections)
 
     def _power(
         self, current_mA: ArrayLike, field_in: np.ndarray, delta_T_K: float, wavelength_nm: float
@@ -164,8 +165,7 @@ class Chip(EmulatedChip):
         """``|M @ field_in|^2`` (mW), times each output ring's drop transmission."""
         check_conditions(delta_T_K, wavelength_nm)
         current = self._currents(current_mA)
-        settings = self._settings(self._phase(current, delta_T_K, wavelength_nm))
-        M = self.mesh.transfer(settings, self.imperfections)
+        M = self._transfer(self._phase(current, delta_T_K, wavelength_nm))
         power = np.abs(np.einsum("...ij,...j->...i", M, field_in)) ** 2
         if self.spec.output_rings:
             # ring phases are specified at the reference wavelength (their shift is in nm)

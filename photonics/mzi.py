@@ -182,9 +182,9 @@ class MZIImperfections:
     ) -> MZIImperfections:
         """Every element at the published typical figures (Perez-Lopez et al., Nat. Commun.
         15, 1563 (2024); docs/physics.md): extinction ``extinction_db`` (dB, 35), loss
-        ``loss_db`` (dB, 0.5) in both states; the two splitter
-        errors equal. Scalar fields, so it fits a mesh of any size: the default imperfections
-        against which routed configurations are verified."""
+        ``loss_db`` (dB, 0.5) in both states; the two splitter errors equal. Scalar fields, so
+        it fits a mesh of any size: the default imperfections against which routed
+        configurations are verified."""
         e = splitter_errors_for_extinction(extinction_db, np.ones(2))
         return cls(float(e[0]), float(e[1]), loss_db, loss_db)
 
