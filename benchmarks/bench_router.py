@@ -2,8 +2,8 @@
 
 What it measures (``photonics.routing``), each side by side with a plain baseline written here:
 
-1. 32-port matchings on :func:`~photonics.routing.switch_32` (mesh_9x9: 278 cells, 140 edge
-   ports, 32 chosen as endpoints): ``Router(mesh).route`` of random perfect matchings
+1. 32-port matchings on :func:`~photonics.switch_geometry.switch_32` (mesh_9x9: 278 cells, 140
+   edge ports, 32 chosen as endpoints): ``Router(mesh).route`` of random perfect matchings
    (``Matching.random``, fixed seeds); success count, median time of one matching
    (``route_matching_32_s``), and for every routed one the scattering check with sampled
    imperfections (loss, worst isolation);
@@ -12,9 +12,9 @@ What it measures (``photonics.routing``), each side by side with a plain baselin
    predicted isolation of ``COVER_ISOLATION_DB`` (25.5 dB: 25 plus a margin for second-order
    leaks); each cover's matchings verified on cells at the typical figures
    (``MZIImperfections.typical()``: 35 dB, 0.5 dB), worst isolation and return loss;
-3. the 6x6 switch (:func:`~photonics.routing.switch_6x6`): all 720 permutations, routed count,
-   total time, path lengths (cells), and for every permutation (``--stride``) ``verify`` with no
-   imperfections (max error of the path loss against cells x 0.5 dB + links) and with
+3. the 6x6 switch (:func:`~photonics.switch_geometry.switch_6x6`): all 720 permutations, routed
+   count, total time, path lengths (cells), and for every permutation (``--stride``) ``verify``
+   with no imperfections (max error of the path loss against cells x 0.5 dB + links) and with
    ``MZIImperfections.sample(mesh.n_cells, np.random.default_rng(0), loss_db=0.5)`` (loss
    spread, worst isolation);
 4. dead-cell tolerance: for k = 1, 2, 4, 8 random dead cells (never an endpoint's cell nor a
@@ -78,16 +78,10 @@ import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from photonics.matching import Matching, Permutation
+from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
 from photonics.mzi import MZIImperfections, extinction_ratio_db
-from photonics.routing import (
-    DEFAULT_CELL_LOSS_DB,
-    Router,
-    all_to_all_cover,
-    requests_for,
-    switch_6x6,
-    switch_32,
-    verify,
-)
+from photonics.routing import Router, all_to_all_cover, requests_for, verify
+from photonics.switch_geometry import switch_6x6, switch_32
 from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, forced_entry, through, trace
 
 #: Targets from the issue, seconds.

@@ -1,9 +1,10 @@
 """The controller's view of the hardware: write heater currents, read detectors.
 
 :class:`ChipDriver` is the interface; :class:`EmulatedDriver` writes into an emulated chip
-(:class:`photonics.chip.Chip` or :class:`photonics.mesh_chip.MeshChip`) and models the
-hardware's time (a per-channel write time of the driver electronics and first-order thermal
-settling, design.md section 4). A real heater driver implements the same interface in :mod:`hil`.
+(:class:`photonics.emulated_chip.EmulatedChip`: a :class:`~photonics.chip.Chip` or a
+:class:`~photonics.mesh_chip.MeshChip`) and models the hardware's time (a per-channel write time
+of the driver electronics and first-order thermal settling: Perez-Lopez et al., Nat. Commun. 15,
+1563 (2024); docs/physics.md). A real heater driver implements the same interface in :mod:`hil`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Protocol
 
 import numpy as np
 
+from photonics.emulated_chip import EmulatedChip
 from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
-from photonics.thermal import Heaters, settling_time_s
+from photonics.thermal import settling_time_s
 
 #: Time to write one heater channel, s: Smartlight gen-1 reconfigures in 15-90 ms, dominated by
 #: the driver electronics (64 channels of an 8-port Clements chip: 32 ms).
@@ -96,35 +98,14 @@ class ChipDriver(Protocol):
         ...
 
 
-class EmulatedChip(Protocol):
-    """What :class:`EmulatedDriver` needs from an emulated chip."""
-
-    @property
-    def n_ports(self) -> int: ...
-
-    @property
-    def n_heaters(self) -> int: ...
-
-    heaters: Heaters
-
-    def detect(
-        self,
-        current_mA: np.ndarray,
-        input_field: Sequence[complex],
-        rng: np.random.Generator | None = None,
-        delta_T_K: float = 0.0,
-    ) -> np.ndarray: ...
-
-    def heater_voltage(self, current_mA: np.ndarray) -> np.ndarray: ...
-
-
 class EmulatedDriver:
     """A :class:`ChipDriver` over an emulated chip, with modeled hardware time.
 
     ``write`` checks the channel numbers and the chip's limits for the whole new state before
     changing anything, and returns ``channels x channel_write_s`` plus the settling time of the
     slowest written heater (0 when nothing changes). ``measure`` models each row as a full
-    write of the changed channels plus settling and one detector read of ``read_s``.
+    write of the changed channels plus settling and one detector read of ``read_s``; its rows
+    are checked against the limits by the chip, before anything is computed or time passes.
 
     For tests of the controller's recovery, ``fail_after`` (an int) makes the next write apply
     only its first ``fail_after`` channels and raise :class:`DriverError`, as a driver that
@@ -206,8 +187,8 @@ class EmulatedDriver:
         rows = np.asarray(rows_mA, dtype=float)
         if rows.ndim != 2 or rows.shape[1] != self.n_channels:
             raise ShapeError(f"expected rows of {self.n_channels} currents, got {rows.shape}")
-        self.chip.heaters.check_limits(rows)
         field = np.broadcast_to(np.asarray(input_field, complex), (len(rows), self.n_detectors))
+        # the chip checks the rows against its limits before it computes (or time passes)
         seen = self.chip.detect(rows, field, self.rng, self.delta_T_K)
         path = np.vstack([self._current, rows, self._current])
         for old, new in itertools.pairwise(path):

@@ -10,44 +10,42 @@ Heater channels, 0-based, in the order of :meth:`photonics.feedforward.MeshSetti
   output ``j`` onto its photodiode (drop port). A ring heater's "phase" is its round-trip
   phase: ``2 pi`` moves the resonance by one FSR.
 
-Fabrication variation is drawn once from ``ChipSpec.seed``: heater bias phases uniform in
-[0, 2 pi), P_pi spread, coupler splitting errors and per-MZI loss. Same seed, same chip.
+Fabrication variation is drawn once from ``ChipSpec.seed`` as for every emulated chip
+(:mod:`photonics.emulated_chip`: coupler splitting errors and loss per MZI, P_pi spread and
+bias phases uniform in [0, 2 pi) of the MZI and output heaters), then, with rings, each ring's
+resonance offset. Same seed, same chip.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from photonics.calibration import Calibration
-from photonics.errors import SettingsError, ShapeError
+from photonics.emulated_chip import (
+    REFERENCE_WAVELENGTH_NM,
+    EmulatedChip,
+    FabricationSpec,
+    check_conditions,
+)
+from photonics.errors import SettingsError
 from photonics.feedforward import ClementsMesh, FeedForwardMesh, MeshSettings, ReckMesh
 from photonics.matching import Permutation
-from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfections
+from photonics.mzi import MZIImperfections, from_arm_phases
 from photonics.ring import MicroRing, RingThermal
-from photonics.thermal import (
-    DEFAULT_DRIFT_RAD_PER_K,
-    DEFAULT_P_PI_MW,
-    CrosstalkModel,
-    Heaters,
-    crosstalk_matrix,
-    total_phase,
-)
 
 MESHES: dict[str, type[FeedForwardMesh]] = {"clements": ClementsMesh, "reck": ReckMesh}
-#: Creation time written into a factory calibration (fixed: same seed, same file).
-FACTORY_DATE = "2026-01-01T00:00:00+00:00"
-#: Wavelength at which heater phases are specified, nm.
-REFERENCE_WAVELENGTH_NM = 1550.0
 
 
-@dataclass(frozen=True)
-class ChipSpec:
-    """Everything that defines an emulated chip (units in the names).
+@dataclass(frozen=True, kw_only=True)
+class ChipSpec(FabricationSpec):
+    """Everything that defines an emulated feed-forward chip (units in the names): the mesh
+    (``n_ports`` modes, ``mesh`` one of :data:`MESHES`), the fabrication settings of
+    :class:`~photonics.emulated_chip.FabricationSpec` and, with ``output_rings``, an add-drop
+    ``ring`` before each photodiode whose resonance is off by ``ring_fab_sigma_nm`` (std).
 
     Geometry: MZI columns ``pitch_x_um`` apart, modes ``pitch_y_um`` apart; the defaults give
     heaters about 100 um or more from each other, a dense mesh has pitches of a few tens of um.
@@ -55,79 +53,52 @@ class ChipSpec:
 
     n_ports: int = 8
     mesh: str = "clements"
-    seed: int = 0
-    splitter_sigma: float = DEFAULT_SPLITTER_SIGMA
-    loss_db: float = DEFAULT_LOSS_DB
-    loss_sigma_db: float = 0.02
-    p_pi_mW: float = DEFAULT_P_PI_MW
-    p_pi_spread: float = 0.05
     pitch_x_um: float = 300.0
     pitch_y_um: float = 60.0
-    crosstalk: CrosstalkModel | None = field(default_factory=CrosstalkModel)
-    noise_floor_mW: float = 1e-6
     output_rings: bool = False
     ring: MicroRing = field(default_factory=MicroRing)
     ring_thermal: RingThermal = field(default_factory=RingThermal)
     ring_fab_sigma_nm: float = 0.3
-    max_current_mA: float = 10.0
-    #: Limit on the total heater power, mW; None: ``2 p_pi_mW`` (a full period) per heater, so
-    #: any phase setting fits and only drive far beyond any setting's need is refused.
-    power_budget_mW: float | None = None
+
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = (
+        *FabricationSpec.NON_NEGATIVE,
+        "ring_fab_sigma_nm",
+    )
+    POSITIVE: ClassVar[tuple[str, ...]] = (*FabricationSpec.POSITIVE, "pitch_x_um", "pitch_y_um")
 
     def __post_init__(self) -> None:
         if self.mesh not in MESHES:
             raise SettingsError(f"mesh must be one of {sorted(MESHES)}, got {self.mesh!r}")
-        for name in ("splitter_sigma", "loss_db", "loss_sigma_db", "p_pi_spread", "noise_floor_mW"):
-            if not getattr(self, name) >= 0:
-                raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)}")
-        for name in ("p_pi_mW", "pitch_x_um", "pitch_y_um", "max_current_mA"):
-            if not getattr(self, name) > 0:
-                raise SettingsError(f"{name} must be > 0, got {getattr(self, name)}")
+        super().__post_init__()
 
 
-class Chip:
+class Chip(EmulatedChip):
     """An emulated chip built from a :class:`ChipSpec`. Stateless: every call says the currents."""
 
     def __init__(self, spec: ChipSpec | None = None) -> None:
-        self.spec = spec = spec or ChipSpec()
+        spec = spec or ChipSpec()
         self.mesh: FeedForwardMesh = MESHES[spec.mesh](spec.n_ports)
         K, n = self.mesh.n_mzis, self.mesh.n
-        rng = np.random.default_rng(spec.seed)
-        split = rng.normal(0.0, spec.splitter_sigma, (2, K)).clip(-0.5, 0.5)
-        loss = np.maximum(spec.loss_db + rng.normal(0.0, spec.loss_sigma_db, K), 0.0)
-        self.imperfections = MZIImperfections(split[0], split[1], loss, loss)
-        H = 2 * K + n
-        p_pi = spec.p_pi_mW * np.maximum(1 + rng.normal(0.0, spec.p_pi_spread, H), 0.2)
-        bias = rng.uniform(0, 2 * np.pi, H)
-        drift = np.full(H, DEFAULT_DRIFT_RAD_PER_K)
-        if spec.output_rings:
-            # the ring heaters in the same phase terms: 2 pi per FSR of resonance shift
-            fsr = spec.ring.reference_fsr_nm
-            offset_nm = rng.normal(0.0, spec.ring_fab_sigma_nm, n)
-            p_pi = np.concatenate([p_pi, np.full(n, spec.ring_thermal.p_pi_mW(spec.ring))])
-            bias = np.concatenate([bias, 2 * np.pi * offset_nm / fsr])
-            ambient = 2 * np.pi * spec.ring_thermal.ambient_nm_per_K / fsr
-            drift = np.concatenate([drift, np.full(n, ambient)])
-            H += n
-        self.heaters = Heaters(
-            H,
-            p_pi_mW=p_pi,
-            bias_rad=bias,
-            drift_rad_per_K=drift,
-            max_current_mA=spec.max_current_mA,
-            power_budget_mW=(
-                2 * spec.p_pi_mW * H if spec.power_budget_mW is None else spec.power_budget_mW
-            ),
-            full_scale_mA=spec.max_current_mA,
+        super().__init__(spec, K, 2 * K + n)
+
+    def _more_heaters(
+        self, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The output rings' heaters, in the same phase terms: 2 pi per FSR of resonance shift."""
+        spec = self.spec
+        if not spec.output_rings:
+            return None
+        n, fsr = self.mesh.n, spec.ring.reference_fsr_nm
+        offset_nm = rng.normal(0.0, spec.ring_fab_sigma_nm, n)
+        return (
+            np.full(n, spec.ring_thermal.p_pi_mW(spec.ring)),
+            2 * np.pi * offset_nm / fsr,
+            np.full(n, 2 * np.pi * spec.ring_thermal.ambient_nm_per_K / fsr),
         )
 
     @property
     def n_ports(self) -> int:
         return self.mesh.n
-
-    @property
-    def n_heaters(self) -> int:
-        return self.heaters.count
 
     @cached_property
     def heater_positions_um(self) -> np.ndarray:
@@ -146,20 +117,6 @@ class Chip:
             rings = rings[:0]
         return np.concatenate([theta, phi, out, rings])
 
-    @cached_property
-    def crosstalk(self) -> sp.csr_matrix | None:
-        """The chip's true thermal crosstalk matrix (what calibration tries to learn)."""
-        if self.spec.crosstalk is None:
-            return None
-        return crosstalk_matrix(self.heater_positions_um, self.spec.crosstalk)
-
-    def _currents(self, current_mA: ArrayLike) -> np.ndarray:
-        current = np.asarray(current_mA, dtype=float)
-        if current.shape[-1:] != (self.n_heaters,):
-            raise ShapeError(f"expected {self.n_heaters} heater currents (mA), got {current.shape}")
-        self.heaters.check_limits(current)
-        return current
-
     def settings(
         self,
         current_mA: ArrayLike,
@@ -171,34 +128,24 @@ class Chip:
         Heater-induced phases scale as ``1550 nm / wavelength``; ``delta_T_K`` is the ambient
         temperature above the reference, K.
         """
-        phase = self._phases(current_mA, delta_T_K, wavelength_nm)
-        K, n = self.mesh.n_mzis, self.mesh.n
-        # one heater on the top arm: arm phases (psi, 0), so 2 theta = psi and the arms' mean
-        # psi / 2 is a phase of the whole MZI
-        internal = phase[..., :K]
-        return MeshSettings(
-            internal / 2, phase[..., K : 2 * K], phase[..., 2 * K : 2 * K + n], internal / 2
-        )
+        return self._settings(self._phases(current_mA, delta_T_K, wavelength_nm))
 
-    def _phases(self, current_mA: ArrayLike, delta_T_K: float, wavelength_nm: float) -> np.ndarray:
-        if not 1000 <= wavelength_nm <= 2000:
-            raise SettingsError(f"wavelength_nm must be in 1000..2000 nm, got {wavelength_nm}")
-        scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
-        return total_phase(
-            self.heaters, self._currents(current_mA), self.crosstalk, delta_T_K, scale
-        )
+    def _settings(self, phase: np.ndarray) -> MeshSettings:
+        K, n = self.mesh.n_mzis, self.mesh.n
+        # one heater on the top arm: arm phases (psi, 0)
+        theta, common = from_arm_phases(phase[..., :K], 0.0)
+        return MeshSettings(theta, phase[..., K : 2 * K], phase[..., 2 * K : 2 * K + n], common)
 
     def ring_shift_nm(self, current_mA: ArrayLike, delta_T_K: float = 0.0) -> np.ndarray:
         """Resonance shift (nm) of each output ring from its design resonance: fabrication,
         own heater, crosstalk and ambient. Shape ``(..., n)``; needs ``output_rings``."""
         if not self.spec.output_rings:
             raise SettingsError("this chip has no output rings (ChipSpec.output_rings=False)")
-        phase = self._phases(current_mA, delta_T_K, REFERENCE_WAVELENGTH_NM)
-        return (
-            phase[..., 2 * self.mesh.n_mzis + self.mesh.n :]
-            * self.spec.ring.reference_fsr_nm
-            / (2 * np.pi)
-        )
+        return self._ring_shift(self._phases(current_mA, delta_T_K, REFERENCE_WAVELENGTH_NM))
+
+    def _ring_shift(self, phase: np.ndarray) -> np.ndarray:
+        rings = phase[..., 2 * self.mesh.n_mzis + self.mesh.n :]
+        return rings * self.spec.ring.reference_fsr_nm / (2 * np.pi)
 
     def transfer(
         self,
@@ -207,52 +154,24 @@ class Chip:
         wavelength_nm: float = REFERENCE_WAVELENGTH_NM,
     ) -> np.ndarray:
         """Field transfer matrix (n x n, ``out = M @ in``) of the chip at these currents."""
-        return self.mesh.transfer(
-            self.settings(current_mA, delta_T_K, wavelength_nm), self.imperfections
-        )
+        return self._transfer(self._phases(current_mA, delta_T_K, wavelength_nm))
 
-    def detect(
-        self,
-        current_mA: ArrayLike,
-        input_field: ArrayLike,
-        rng: np.random.Generator | None = None,
-        delta_T_K: float = 0.0,
-        wavelength_nm: float = REFERENCE_WAVELENGTH_NM,
+    def _transfer(self, phase: np.ndarray) -> np.ndarray:
+        return self.mesh.transfer(self._settings(phase), self.imperfections)
+
+    def _power(
+        self, current_mA: ArrayLike, field_in: np.ndarray, delta_T_K: float, wavelength_nm: float
     ) -> np.ndarray:
-        """Power (mW) on the photodiode of every output for input fields in sqrt(mW), shape
-        ``(..., n)``. With ``rng``, each reading gets Gaussian noise of ``noise_floor_mW``."""
-        field_in = np.asarray(input_field, dtype=complex)
-        if field_in.shape[-1:] != (self.n_ports,):
-            raise ShapeError(f"expected {self.n_ports} input fields, got shape {field_in.shape}")
-        M = self.transfer(current_mA, delta_T_K, wavelength_nm)
+        """``|M @ field_in|^2`` (mW), times each output ring's drop transmission."""
+        check_conditions(delta_T_K, wavelength_nm)
+        current = self._currents(current_mA)
+        M = self._transfer(self._phase(current, delta_T_K, wavelength_nm))
         power = np.abs(np.einsum("...ij,...j->...i", M, field_in)) ** 2
         if self.spec.output_rings:
-            power = power * self.spec.ring.drop_power(
-                wavelength_nm, self.ring_shift_nm(current_mA, delta_T_K)
-            )
-        if rng is not None:
-            power = power + rng.normal(0.0, self.spec.noise_floor_mW, power.shape)
+            # ring phases are specified at the reference wavelength (their shift is in nm)
+            ring_phase = self._phase(current, delta_T_K, REFERENCE_WAVELENGTH_NM)
+            power = power * self.spec.ring.drop_power(wavelength_nm, self._ring_shift(ring_phase))
         return power
-
-    def heater_voltage(self, current_mA: ArrayLike) -> np.ndarray:
-        """Voltage (V) across each heater at these currents, as a driver reads it back."""
-        return self.heaters.voltage_V(self._currents(current_mA))
-
-    def factory_calibration(self, chip_id: str = "chip") -> Calibration:
-        """The chip's true heater parameters as a calibration: what a production test of this
-        chip would have measured (resistance, P_pi, bias, crosstalk), so an emulated switch
-        can start calibrated, as a shipped device does."""
-        h = self.heaters
-        H = self.n_heaters
-        return Calibration(
-            chip_id=chip_id,
-            p_pi_mW=h.p_pi_mW,
-            bias_rad=np.asarray(h.bias_rad),
-            a_ohm_per_mA2=np.broadcast_to(h.r_rise_ohm_per_mA2, (H,)),
-            c_ohm=np.broadcast_to(h.r0_ohm, (H,)),
-            created=FACTORY_DATE,
-            crosstalk=None if self.crosstalk is None else self.crosstalk.toarray(),
-        )
 
     def ideal_path_power(self, request: Permutation) -> np.ndarray:
         """Loss-only power (mW per mW in) each input of ``request`` would deliver through

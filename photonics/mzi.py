@@ -43,7 +43,7 @@ DEFAULT_LOSS_DB = 0.5
 #: :meth:`MZIImperfections.sample_extinction` for cells within the published range).
 DEFAULT_SPLITTER_SIGMA = 0.009
 #: Published unit-cell extinction ratio, dB, as (lowest, typical, highest) over a chip's cells
-#: (32-44 dB, typ. 35: Perez-Lopez et al., Nat. Commun. 15, 1563; design.md section 4).
+#: (32-44 dB, typ. 35: Perez-Lopez et al., Nat. Commun. 15, 1563 (2024); docs/physics.md).
 PUBLISHED_EXTINCTION_DB = (32.0, 35.0, 44.0)
 
 
@@ -83,12 +83,17 @@ def arm_phases(theta: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     return diff, np.zeros_like(diff)
 
 
-def theta_from_arm_phases(top: ArrayLike, bottom: ArrayLike) -> np.ndarray:
-    """``theta = (top - bottom) / 2`` wrapped to [0, pi) rad.
+def from_arm_phases(top: ArrayLike, bottom: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``(theta, sigma)``, rad, of arm phases ``top`` and ``bottom`` (rad): the half difference
+    ``theta = (top - bottom) / 2`` and the common phase ``sigma = (top + bottom) / 2``.
 
-    ``theta`` and ``theta + pi`` differ only by a global sign of ``T``, so the wrap loses nothing.
+    Not wrapped: the element is ``e^{i sigma} T(theta)``, which is periodic in 2 pi of either
+    arm phase only with both halves together (2 pi more on one arm turns ``theta`` and
+    ``sigma`` by pi each, and ``T(theta + pi) = -T(theta)``). Where light meets only one
+    element, or every element once, the common phase is a global phase and may be dropped.
     """
-    return np.mod((finite("top", top) - finite("bottom", bottom)) / 2, np.pi)
+    t, b = finite("top", top), finite("bottom", bottom)
+    return (t - b) / 2, (t + b) / 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -175,10 +180,11 @@ class MZIImperfections:
     def typical(
         cls, extinction_db: float = PUBLISHED_EXTINCTION_DB[1], loss_db: float = DEFAULT_LOSS_DB
     ) -> MZIImperfections:
-        """Every element at the published typical figures (design.md section 4): extinction
-        ``extinction_db`` (dB, 35), loss ``loss_db`` (dB, 0.5) in both states; the two splitter
-        errors equal. Scalar fields, so it fits a mesh of any size: the default imperfections
-        against which routed configurations are verified."""
+        """Every element at the published typical figures (Perez-Lopez et al., Nat. Commun.
+        15, 1563 (2024); docs/physics.md): extinction ``extinction_db`` (dB, 35), loss
+        ``loss_db`` (dB, 0.5) in both states; the two splitter errors equal. Scalar fields, so
+        it fits a mesh of any size: the default imperfections against which routed
+        configurations are verified."""
         e = splitter_errors_for_extinction(extinction_db, np.ones(2))
         return cls(float(e[0]), float(e[1]), loss_db, loss_db)
 
@@ -188,11 +194,6 @@ class MZIImperfections:
             shape = np.shape(getattr(self, f.name))
             if shape not in ((), (n_mzi,)):
                 raise ShapeError(f"{f.name} has shape {shape}; expected a scalar or ({n_mzi},)")
-
-
-def _coupler(k: np.ndarray) -> np.ndarray:
-    t, s = np.sqrt(1 - k), 1j * np.sqrt(k)
-    return np.stack([np.stack([t + 0j, s], -1), np.stack([s, t + 0j], -1)], -2)
 
 
 def imperfect_transfer(

@@ -27,28 +27,23 @@ from photonics._checks import finite
 from photonics._route_kernel import _search, improve_isolation, isolation_db, negotiate
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching, Permutation
-from photonics.mzi import MZIImperfections
-from photonics.waveguide_mesh import (
-    BAR,
-    CROSS,
+from photonics.mesh_scattering import (
+    DEFAULT_CELL_LOSS_DB,
     DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
-    WaveguideMesh,
-    forced_entry,
-    hexagonal_mesh,
-    mesh_9x9,
     scattering,
-    switch_6x6_mesh,
 )
+from photonics.mzi import MZIImperfections
+from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh
 
-#: Default insertion loss of one cell, dB.
-DEFAULT_CELL_LOSS_DB = 0.5
 #: Default extinction of a cell, dB: how much of a path's light stays out of the cell's other
-#: arm (the typical unit-cell figure, design.md section 4).
+#: arm (the typical unit-cell figure: Perez-Lopez et al., Nat. Commun. 15, 1563 (2024);
+#: docs/physics.md).
 DEFAULT_EXTINCTION_DB = 35.0
 #: Iterations without fewer conflicts after which negotiation stops.
 STALL_ITERATIONS = 15
 #: Default worst-path isolation the router aims at, dB: the published 6x6 switch's port
-#: isolation (~25 dB, design.md section 4) and the unit cell's crosstalk bound (-25 dB).
+#: isolation (~25 dB) and the unit cell's crosstalk bound (-25 dB) (Perez-Lopez et al., Nat.
+#: Commun. 15, 1563 (2024); docs/physics.md).
 DEFAULT_ISOLATION_TARGET_DB = 25.0
 #: Default budget of the isolation-aware re-negotiation, in cells searched: each path search
 #: counts the mesh's cells (its cost grows with them). The 6x6 switch (71 cells, 6 paths) may
@@ -368,14 +363,6 @@ def _failed(run: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> np.ndarray:
     return (run[1] < 0) | run[2]
 
 
-def is_realizable(
-    mesh: WaveguideMesh, pairs: Iterable[tuple[int, int]], dead_cells: Sequence[int] = ()
-) -> bool:
-    """True when every edge-port pair routes without conflict."""
-    # isolation-aware routing never changes whether a request routes: skip it
-    return Router(mesh, dead_cells, isolation_target_db=None).route(pairs).ok
-
-
 def round_robin(n: int, shift: int = 0) -> list[Matching]:
     """The circle method: ``n - 1`` perfect matchings of ``n`` (even) endpoints that together
     join every pair exactly once. ``shift`` relabels the endpoints (another 1-factorisation)."""
@@ -553,98 +540,3 @@ def verify(
     back = max((P[e, e] for e in ends), default=0.0)
     return_loss = float(-10 * np.log10(back)) if back > 0 else np.inf
     return Verification(tuple(measured), tuple(expected), worst, return_loss)
-
-
-def switch_6x6() -> tuple[WaveguideMesh, list[int], list[int]]:
-    """The 6x6 circuit switch: :func:`~photonics.waveguide_mesh.switch_6x6_mesh` (71 cells) with
-    6 west inputs and 6 east outputs (edge-port numbers).
-
-    Of each side's 10 ports, these 6 are pairwise compatible: some ports near a corner can only
-    enter the mesh through the arm another port needs, which a pairwise routing scan finds.
-    """
-    mesh = switch_6x6_mesh()
-    west, east = list(mesh.side_ports("west")), list(mesh.side_ports("east"))
-    return mesh, [west[i] for i in (2, 3, 4, 5, 6, 7)], [east[i] for i in (0, 1, 3, 6, 8, 9)]
-
-
-def switch_32(per_side: int = 8, margin: float = 0.15) -> tuple[WaveguideMesh, list[int]]:
-    """The PipSwitch-scale switch: :func:`~photonics.waveguide_mesh.mesh_9x9` (278 cells) and
-    32 endpoint edge ports, ``per_side`` on each side (west, south, east, north), picked by
-    :func:`spread_endpoints`.
-    """
-    mesh = mesh_9x9()
-    return mesh, spread_endpoints(mesh, per_side, margin)
-
-
-def spread_endpoints(
-    mesh: WaveguideMesh, per_side: int | Sequence[int], margin: float = 0.15
-) -> list[int]:
-    """Endpoint edge ports of ``mesh`` for a switch: ``per_side`` ports on each side, or one
-    count per side in the order (west, south, east, north); endpoints listed in that order.
-
-    Each side's endpoints are spread evenly over the middle ``1 - 2 margin`` of its ports, each
-    snapped to the nearest port that is alone on its edge cell among the endpoints (two on one
-    cell would share it, and light entering one would leak into the other's output) and whose
-    forced entry (:func:`~photonics.waveguide_mesh.forced_entry`) collides with no endpoint
-    chosen before. Ports nearer the corners, or with colliding forced entries, leave most
-    perfect matchings unroutable by any router. Raises :class:`PortError` when a side has no
-    such port left.
-    """
-    counts = [per_side] * 4 if isinstance(per_side, int | np.integer) else list(per_side)
-    if len(counts) != 4 or any(
-        isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0 for k in counts
-    ):
-        raise PortError(
-            f"per_side must be an integer >= 0 or 4 of them (west, south, east, north), "
-            f"got {per_side!r}"
-        )
-    if not 0 <= margin < 0.5:
-        raise SettingsError(f"margin must be in [0, 0.5), got {margin!r}")
-    entries = {p: forced_entry(mesh, p) for p in range(mesh.n_ports)}
-    cell_of = mesh.edge_ports // 4
-    chosen: list[int] = []
-
-    def fits(p: int) -> bool:
-        taken = {c: s for q in chosen for c, s, _, _ in entries[q]}
-        ends = {e for q in chosen for _, _, a, b in entries[q] for e in (a, b)}
-        return cell_of[p] not in {cell_of[q] for q in chosen} and all(
-            taken.get(c, s) == s and a not in ends and b not in ends for c, s, a, b in entries[p]
-        )
-
-    for side, count in zip(("west", "south", "east", "north"), counts, strict=True):
-        ports = [int(p) for p in mesh.side_ports(side)]
-        n = len(ports)
-        for target in np.linspace(margin * n, (1 - margin) * n - 1, int(count)):
-            near = sorted(range(n), key=lambda i: (abs(i - target), i))
-            pick = next((ports[i] for i in near if fits(ports[i])), None)
-            if pick is None:
-                raise PortError(
-                    f"the {side} side has no free port for endpoint {len(chosen)} "
-                    f"({n} ports on that side); use a bigger mesh or fewer endpoints"
-                )
-            chosen.append(pick)
-    return chosen
-
-
-#: Hexagonal switch sizes: (most endpoints, rows = cols of hexagons), measured as the smallest
-#: square mesh on which at least 99 % of random perfect matchings of the endpoints that
-#: :func:`spread_endpoints` picks route (100 draws each). Odd sizes do better than even ones
-#: here: an 8x8 mesh routes 2-23 % of the matchings of 25-32 endpoints, 7x7 93-97 %.
-HEXAGONAL_SWITCH_SIZES = ((7, 3), (9, 4), (15, 5), (19, 6), (23, 7), (24, 8), (32, 9))
-
-
-def hexagonal_switch(ports: int) -> tuple[WaveguideMesh, list[int]]:
-    """A hexagonal mesh and ``ports`` (4 to 32) endpoint edge ports for a circuit switch.
-
-    The mesh is the smallest square honeycomb of :data:`HEXAGONAL_SWITCH_SIZES` for ``ports``
-    (3x3 hexagons for 4-7 endpoints up to :func:`~photonics.waveguide_mesh.mesh_9x9` for 25-32);
-    the endpoints are spread over the four sides by :func:`spread_endpoints`, ``ports // 4`` a
-    side and one more on the first ``ports % 4`` of (west, south, east, north).
-    ``hexagonal_switch(32)`` is :func:`switch_32`.
-    """
-    if isinstance(ports, bool) or not isinstance(ports, int | np.integer) or not 4 <= ports <= 32:
-        raise PortError(f"ports must be an integer in 4..32, got {ports!r}")
-    size = next(s for most, s in HEXAGONAL_SWITCH_SIZES if ports <= most)
-    mesh = hexagonal_mesh(size, size)
-    base, extra = divmod(int(ports), 4)
-    return mesh, spread_endpoints(mesh, [base + (i < extra) for i in range(4)])

@@ -38,6 +38,7 @@ from photonics.errors import FitError
 from photonics.feedforward import FeedForwardMesh
 from photonics.fits import fit_crosstalk, fit_crosstalk_model, fit_fringe, fit_heater_resistance
 from photonics.matching import Permutation
+from photonics.mzi import arm_phases
 from photonics.thermal import (
     DEFAULT_P_PI_MW,
     Heaters,
@@ -89,9 +90,8 @@ def currents_for_theta(
     if compensate and cal.crosstalk is not None:
         K = sp.csr_matrix(cal.crosstalk[:n_mzis, :n_mzis])
     current = np.zeros(n_heaters)
-    current[:n_mzis] = currents_for_phase(
-        internal_heaters(cal, n_mzis), 2 * np.asarray(theta_rad), K
-    )
+    top, _ = arm_phases(theta_rad)
+    current[:n_mzis] = currents_for_phase(internal_heaters(cal, n_mzis), top, K)
     return current
 
 

@@ -34,8 +34,8 @@ from photonics import _pinned_kernel as kernel
 from photonics.errors import MatchingError, ShapeError
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching, Permutation
+from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
 from photonics.routing import (
-    DEFAULT_CELL_LOSS_DB,
     Cover,
     Router,
     all_to_all_cover,

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Literal
 
 from photonics.errors import PortError, SettingsError
 from photonics.feedforward import ClementsMesh, FeedForwardMesh, ReckMesh
-from photonics.routing import Router, hexagonal_switch, switch_6x6
+from photonics.routing import Router
 from photonics.switch import Fabric, FeedForwardFabric, MeshFabric
+from photonics.switch_geometry import hexagonal_switch, switch_6x6
 from photonics.waveguide_mesh import WaveguideMesh
 
 if TYPE_CHECKING:  # the chips look their meshes up here, so they are imported when built

@@ -21,10 +21,11 @@ from photonics import topologies
 from photonics.errors import MatchingError, PortError, SettingsError
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching, Permutation
+from photonics.mesh_scattering import scattering
 from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
 from photonics.routing import Router, requests_for
 from photonics.switch import FeedForwardFabric
-from photonics.waveguide_mesh import CROSS, scattering
+from photonics.waveguide_mesh import CROSS
 
 #: The power matrix is printed up to this many ports (always in ``--json``).
 MATRIX_PORTS = 16

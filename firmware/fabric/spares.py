@@ -128,7 +128,7 @@ def failover(
     The chosen plan switches no more cells than the naive re-route of the best spare (when it
     was computed) and, within that, disturbs fewest live circuits, then switches fewest cells
     (then lowest spare). Compute: ~1 ms (median) on a 32-port Clements mesh, ~3.5 ms on
-    :func:`~photonics.routing.switch_32` when a pinned path exists; the feed-forward kernels
+    :func:`~photonics.switch_geometry.switch_32` when a pinned path exists; the feed-forward kernels
     are compiled by numba on first use (cached on disk).
 
     A failed port that is dark in ``current`` needs no change: the first spare takes its place

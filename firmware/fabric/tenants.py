@@ -95,7 +95,7 @@ def slice_tenants(
     """Give each tenant ``(name, n_ports)`` its own consecutive ports, isolated from the others.
 
     Ports are consecutive endpoint indices: on a feed-forward mesh, adjacent modes; with the
-    endpoints of :func:`~photonics.routing.switch_32`, neighbours on one side of the mesh.
+    endpoints of :func:`~photonics.switch_geometry.switch_32`, neighbours on one side of the mesh.
     Tenants are placed largest first, each in the smallest run of free ports (not
     ``reserved``) that fits it (best fit, which keeps large runs whole).
 

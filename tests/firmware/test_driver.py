@@ -1,3 +1,5 @@
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -6,7 +8,7 @@ from hypothesis import strategies as st
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_READ_S, DriverError, EmulatedDriver
 from photonics.chip import Chip, ChipSpec
 from photonics.errors import LimitError, PortError, ShapeError
-from photonics.thermal import settling_time_s
+from photonics.thermal import Heaters, settling_time_s
 
 CHIP = Chip(ChipSpec(n_ports=4, seed=1))
 
@@ -59,6 +61,25 @@ def test_measure_reads_each_row_and_restores_the_applied_currents() -> None:
     assert driver.elapsed_s > 4 * DEFAULT_CHANNEL_WRITE_S + 3 * DEFAULT_READ_S
     with pytest.raises(LimitError):
         driver.measure(np.full((1, CHIP.n_heaters), 11.0), field)
+
+
+@pytest.mark.parametrize("call", ["write", "detect", "measure"])
+def test_each_path_checks_the_heater_limits_once(call) -> None:
+    driver = EmulatedDriver(CHIP)
+    rows, field = np.full((2, CHIP.n_heaters), 1.0), np.eye(4)[0]
+    run = {
+        "write": lambda: driver.write(range(CHIP.n_heaters), rows[0]),
+        "detect": lambda: driver.detect(field),
+        "measure": lambda: driver.measure(rows, field),
+    }[call]
+    with mock.patch.object(Heaters, "check_limits", autospec=True) as check:
+        run()
+    assert check.call_count == 1
+    # a refused measurement says why, as the chip does, and spends no hardware time
+    spent = driver.elapsed_s
+    with pytest.raises(LimitError, match=r"^channel 0: 11 mA is outside 0\.\.10 mA$"):
+        driver.measure(np.full((1, CHIP.n_heaters), 11.0), field)
+    assert driver.elapsed_s == spent
 
 
 def test_an_injected_link_failure_leaves_a_partial_write_and_says_so() -> None:

@@ -26,8 +26,9 @@ from layouts.meshes import LayoutSettings, feedforward_layout, ring_layout, wave
 from layouts.output import read_gds, render_png, write_gds
 from photonics import ClementsMesh, MZIImperfections, ReckMesh
 from photonics.errors import SettingsError
+from photonics.lattices import hexagonal_mesh
 from photonics.ring import MicroRing
-from photonics.waveguide_mesh import hexagonal_mesh, switch_6x6_mesh
+from photonics.switch_geometry import switch_6x6_mesh
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))

@@ -8,19 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from photonics import LimitError, Matching, PortError, SettingsError, ShapeError
-from photonics import mesh_chip as mc
 from photonics.calibration import same_calibration
+from photonics.lattices import hexagonal_mesh
 from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.mzi import MZIImperfections, imperfect_transfer
-from photonics.routing import (
-    Router,
-    hexagonal_switch,
-    requests_for,
-    spread_endpoints,
-    switch_32,
-)
+from photonics.mesh_scattering import MeshSolver, link_transmission, mesh_solver
+from photonics.mzi import from_arm_phases, imperfect_transfer
+from photonics.routing import Router, requests_for
 from photonics.selfcal import currents_for_theta
-from photonics.waveguide_mesh import hexagonal_mesh, link_transmission, scattering
+from photonics.switch_geometry import hexagonal_switch, spread_endpoints
 from tests.strategies import seeds
 
 #: Currents up to this (mA) keep every heater under a full period's power (2 P_pi of 21.4 mW
@@ -130,19 +125,23 @@ def test_detect_solves_only_the_lit_inputs_and_matches_the_transfer(seed, lit) -
     assert np.allclose(chip.detect(cur, batch)[1], np.abs(chip.transfer(cur) @ batch[1]) ** 2)
 
 
-def test_scattering_solve_is_the_waveguide_mesh_solve() -> None:
-    mesh, _, _ = switch8()
-    rng = np.random.default_rng(3)
-    theta = rng.uniform(0, np.pi, mesh.n_cells)
-    phi = rng.uniform(0, 2 * np.pi, mesh.n_cells)
-    imp = MZIImperfections.sample(mesh.n_cells, rng, 0.02, 0.5)
-    expected = scattering(mesh, theta, imperfections=imp, phi=phi, wavelength_nm=1551.3)
-    T = imperfect_transfer(theta, phi, imp)
-    g = link_transmission(mesh.unit_length_um, 1551.3)
-    every = np.arange(mesh.n_ports)
-    assert np.allclose(mc._scattering(mesh, T, g, every, every), expected, atol=1e-12)
-    outs, ins = np.array([7, 0, 31, 12]), np.array([3, 7])  # only some ports, in any order
-    assert np.allclose(mc._scattering(mesh, T, g, outs, ins), expected[np.ix_(outs, ins)])
+def test_the_chip_solves_the_mesh_with_its_cells_and_their_common_phase() -> None:
+    chip = chip8(2)
+    cur = np.stack([currents(chip, 3), currents(chip, 4)])
+    # each cell: arm phases (psi, 0), i.e. e^{i psi / 2} T(psi / 2), and the chip's own cells;
+    # heat moves the phase as 1550 nm / wavelength
+    psi = chip.heaters.own_phase(cur) * 1550 / 1551.3 + chip.heaters.bias_rad
+    theta, common = from_arm_phases(psi, 0.0)
+    T = imperfect_transfer(theta, 0.0, chip.imperfections) * np.exp(1j * common)[..., None, None]
+    g = link_transmission(chip.mesh.unit_length_um, 1551.3)
+    expected = mesh_solver(chip.mesh).solve(T, g)
+    assert np.allclose(chip.scattering(cur, wavelength_nm=1551.3), expected, atol=1e-12)
+    assert chip.crosstalk.nnz == 0  # so the heater phases are their own heat and bias alone
+    # the solve of a batch is the solve of each state
+    assert np.allclose(chip.scattering(cur[1]), chip.scattering(cur)[1], atol=1e-14)
+    # without the common phase, the light that circulates in the loops would interfere otherwise
+    dropped = mesh_solver(chip.mesh).solve(imperfect_transfer(theta, 0.0, chip.imperfections), g)
+    assert np.abs(dropped - expected).max() > 1e-3
 
 
 def test_transfer_is_the_endpoints_block_of_the_scattering() -> None:
@@ -179,7 +178,7 @@ def test_heater_limits_are_enforced_before_anything_is_computed(change) -> None:
         for k, v in change.items():
             cur[k] = v
     batch = np.stack([np.zeros(chip.n_heaters), cur])  # one bad row spoils the batch
-    with mock.patch.object(mc, "_scattering", side_effect=AssertionError("computed")) as solve:
+    with mock.patch.object(MeshSolver, "solve", side_effect=AssertionError("computed")) as solve:
         for call in (
             lambda: chip.detect(cur, np.ones(8)),
             lambda: chip.detect(batch, np.ones(8)),
@@ -338,46 +337,3 @@ def test_emulated_driver_drives_a_mesh_chip() -> None:
     with pytest.raises(LimitError):
         driver.write(range(chip.n_heaters), np.full(chip.n_heaters, 10.0))
     assert np.array_equal(driver.currents(), cur)
-
-
-# ---- hexagonal_switch -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("ports", [4, 5, 8, 9, 16, 23, 32])
-def test_hexagonal_switch_spreads_endpoints_over_the_four_sides(ports) -> None:
-    mesh, ends = hexagonal_switch(ports)
-    assert len(ends) == ports == len(set(ends))
-    assert len({int(mesh.edge_ports[p]) // 4 for p in ends}) == ports  # one per edge cell
-    per_side = [int(np.isin(ends, mesh.side_ports(s)).sum()) for s in ("west", "south", "east")]
-    per_side.append(ports - sum(per_side))
-    base, extra = divmod(ports, 4)
-    assert per_side == [base + (i < extra) for i in range(4)]
-
-
-def test_hexagonal_switch_32_is_switch_32() -> None:
-    mesh, ends = hexagonal_switch(32)
-    mesh32, ends32 = switch_32()
-    assert ends == ends32 and np.array_equal(mesh.links, mesh32.links)
-
-
-def test_hexagonal_switch_routes_random_perfect_matchings() -> None:
-    # measured: 1000 of 1000 random perfect matchings route for 4, 8 and 16 ports
-    rng = np.random.default_rng(11)
-    for ports in (4, 8, 16):
-        mesh, ends = hexagonal_switch(ports)
-        router = Router(mesh)
-        ok = [router.route(requests_for(Matching.random(ports, rng), ends)).ok for _ in range(25)]
-        assert all(ok), ports
-
-
-@pytest.mark.parametrize("ports", [3, 33, 8.0, True])
-def test_hexagonal_switch_refuses_other_sizes(ports) -> None:
-    with pytest.raises(PortError):
-        hexagonal_switch(ports)
-
-
-def test_spread_endpoints_says_when_a_mesh_is_too_small() -> None:
-    with pytest.raises(PortError, match="no free port"):
-        spread_endpoints(hexagonal_mesh(2, 2), 2)
-    with pytest.raises(PortError):
-        spread_endpoints(hexagonal_mesh(2, 2), [1, 1, 1])

@@ -9,9 +9,9 @@ from photonics.mzi import (
     arm_phases,
     coupling,
     extinction_ratio_db,
+    from_arm_phases,
     imperfect_transfer,
     theta_for_coupling,
-    theta_from_arm_phases,
     theta_from_coupling,
     transfer,
 )
@@ -48,10 +48,31 @@ def test_coupling_round_trip(k: float) -> None:
 def test_arm_phases_round_trip(theta: float) -> None:
     top, bottom = arm_phases(theta)
     assert top >= 0 and bottom >= 0
-    back = theta_from_arm_phases(top, bottom)
+    back, sigma = from_arm_phases(top, bottom)
+    assert np.isclose(sigma + back, top) and np.isclose(sigma - back, bottom)
     # theta and theta + pi differ by a global sign only
     assert np.allclose(np.abs(transfer(back, 0.0)), np.abs(transfer(theta, 0.0)), atol=1e-12)
     assert np.isclose(np.cos(2 * back), np.cos(2 * theta), atol=1e-9)
+
+
+@given(angles, angles, st.integers(-3, 3), st.booleans(), errors, errors)
+def test_an_element_is_periodic_in_each_arm_phase_with_its_common_phase(
+    top, bottom, turns, on_top, e1, e2
+) -> None:
+    # e^{i sigma} T(theta): 2 pi more on one arm turns theta and sigma by pi each, and
+    # T(theta + pi) = -T(theta); the common phase restores the sign a loop would see
+    imp = MZIImperfections(e1, e2, 0.3, 0.3)
+    shift = 2 * np.pi * turns
+    moved = (top + shift, bottom) if on_top else (top, bottom + shift)
+
+    def element(t: float, b: float) -> np.ndarray:
+        theta, sigma = from_arm_phases(t, b)
+        return np.exp(1j * sigma) * imperfect_transfer(theta, 0.0, imp)
+
+    assert np.allclose(element(*moved), element(top, bottom), atol=1e-9)
+    theta, _ = from_arm_phases(*moved)
+    if turns % 2:  # without the common phase the sign flips
+        assert np.allclose(transfer(theta, 0.0), -transfer(from_arm_phases(top, bottom)[0], 0.0))
 
 
 @given(angles, angles, errors, errors, st.floats(0, 3), st.floats(0, 3))

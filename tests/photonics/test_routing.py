@@ -7,30 +7,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from photonics import Matching, Permutation, PortError, SettingsError
+from photonics.lattices import hexagonal_mesh
+from photonics.mesh_scattering import scattering
 from photonics.mzi import (
     PUBLISHED_EXTINCTION_DB,
     MZIImperfections,
     extinction_ratio_db,
     splitter_errors_for_extinction,
 )
-from photonics.routing import (
-    Router,
-    all_to_all_cover,
-    hexagonal_switch,
-    requests_for,
-    round_robin,
-    switch_6x6,
-    switch_32,
-    verify,
-)
-from photonics.waveguide_mesh import (
-    BAR,
-    CROSS,
-    forced_entry,
-    hexagonal_mesh,
-    scattering,
-    through,
-)
+from photonics.routing import Router, all_to_all_cover, requests_for, round_robin, verify
+from photonics.switch_geometry import hexagonal_switch, switch_6x6, switch_32
+from photonics.waveguide_mesh import BAR, CROSS, forced_entry, through
 from tests.strategies import seeds
 
 MESH = hexagonal_mesh(3, 4)
@@ -174,15 +161,6 @@ def test_predicted_isolation_is_a_lower_bound_on_the_scattering_solve(seed, dire
         assert any(set(p.cells) & set(q.cells) for q in result.paths if q is not p)
 
 
-def test_switch_32_puts_one_endpoint_on_each_edge_cell_eight_a_side() -> None:
-    mesh, ends = switch_32()
-    assert len(ends) == 32 and len({mesh.edge_ports[p] // 4 for p in ends}) == 32
-    for side in ("west", "south", "east", "north"):
-        assert len(set(ends) & set(mesh.side_ports(side).tolist())) == 8
-    routed = Router(mesh).route(requests_for(Matching.random(32, np.random.default_rng(1)), ends))
-    assert routed.ok and len(routed.paths) == 16
-
-
 def test_forced_entry_follows_the_only_inward_state() -> None:
     mesh, ends = switch_32()
     for p in ends:
@@ -193,7 +171,8 @@ def test_forced_entry_follows_the_only_inward_state() -> None:
 
 
 def _published_chip(mesh, seed: int = 0):
-    """A chip whose cells span the published extinction range (design.md section 4)."""
+    """A chip whose cells span the published extinction range (Perez-Lopez et al., Nat.
+    Commun. 15, 1563 (2024); docs/physics.md)."""
     rng = np.random.default_rng(seed)
     chip = MZIImperfections.sample_extinction(mesh.n_cells, rng, loss_db=0.5)
     return chip, extinction_ratio_db(chip.splitter_error_in, chip.splitter_error_out)

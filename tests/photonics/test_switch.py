@@ -8,9 +8,10 @@ from hypothesis import strategies as st
 from photonics.errors import MatchingError, ShapeError
 from photonics.feedforward import ClementsMesh, MeshSettings, ReckMesh
 from photonics.matching import Matching
-from photonics.routing import Router, switch_6x6
+from photonics.mesh_scattering import scattering
+from photonics.routing import Router
 from photonics.switch import Fabric, FeedForwardFabric, MeshFabric, Pair, SwitchPlan
-from photonics.waveguide_mesh import scattering
+from photonics.switch_geometry import switch_6x6
 from tests.strategies import seeds
 
 

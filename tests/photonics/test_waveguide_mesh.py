@@ -1,32 +1,32 @@
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
-from photonics import MZIImperfections, PortError, SettingsError, ShapeError
+from photonics import MZIImperfections, PortError, SettingsError, ShapeError, mesh_scattering
+from photonics.lattices import KINDS, hexagonal_mesh, lattice_mesh, square_mesh, triangular_mesh
+from photonics.mesh_scattering import (
+    insertion_loss_db,
+    link_transmission,
+    mesh_solver,
+    port_powers,
+    scattering,
+)
+from photonics.mzi import imperfect_transfer
+from photonics.switch_geometry import switch_6x6_mesh
 from photonics.waveguide_mesh import (
     BAR,
     CROSS,
-    KINDS,
     SIDES,
     WaveguideMesh,
-    hexagonal_mesh,
-    insertion_loss_db,
     lattice_counts,
-    lattice_mesh,
-    link_transmission,
-    mesh_9x9,
-    port_powers,
-    scattering,
-    square_mesh,
-    switch_6x6_mesh,
     theta_of_states,
     through,
     trace,
-    triangular_mesh,
 )
 from tests.strategies import seeds
 
@@ -99,25 +99,6 @@ def test_count_formulas(rows: int, cols: int) -> None:
     assert sq.n_cells == 2 * rows * cols + rows + cols
     assert (sq.n_links, sq.n_ports) == (4 * rows * cols, 4 * (rows + cols))
     assert lattice_counts(sq)["west"] == 2 * rows and lattice_counts(sq)["north"] == 2 * cols
-
-
-def test_named_meshes() -> None:
-    c6 = lattice_counts(SWITCH)
-    assert c6 == {
-        "cells": 71,
-        "links": 108,
-        "ports": 68,
-        "faces": 18,
-        "west": 10,
-        "east": 10,
-        "north": 24,
-        "south": 24,
-    }
-    assert SWITCH.side_ports("west").tolist() == list(range(10))
-    assert SWITCH.side_ports("east").tolist() == list(range(43, 33, -1))
-    c9 = lattice_counts(mesh_9x9())
-    assert (c9["cells"], c9["ports"], c9["west"], c9["east"]) == (278, 140, 34, 34)
-    assert c9["ports"] >= 32
 
 
 @pytest.mark.parametrize("spec", [*SMALL, "switch"], ids=str)
@@ -329,6 +310,61 @@ def test_lossless_mesh_is_unitary(mesh: WaveguideMesh, seed: int) -> None:
     assert np.abs(S @ S.conj().T - np.eye(mesh.n_ports)).max() < 1e-9
     lossy = scattering(mesh, random_theta(mesh, rng), cell_loss_db=0.5)
     assert np.linalg.svd(lossy, compute_uv=False).max() < 1
+
+
+def dense_scattering(mesh: WaveguideMesh, T: np.ndarray, link: complex) -> np.ndarray:
+    """The edge-port scattering written out densely: ``b = S_c (P b + E e)`` with ``S_c`` the
+    cells' 4x4 blocks (``T`` from end A to B, ``T^T`` back), ``P`` the links and ``E`` the
+    edge ports, solved by ``numpy.linalg.solve``."""
+    N = 4 * mesh.n_cells
+    Sc = np.zeros((N, N), complex)
+    for c in range(mesh.n_cells):
+        for i in (0, 1):
+            for j in (0, 1):
+                Sc[4 * c + 2 + i, 4 * c + j] = Sc[4 * c + j, 4 * c + 2 + i] = T[c, i, j]
+    P = np.zeros((N, N), complex)
+    for a, b in mesh.links:
+        P[a, b] = P[b, a] = link
+    E = np.zeros((N, mesh.n_ports))
+    E[mesh.edge_ports, np.arange(mesh.n_ports)] = 1
+    b = np.linalg.solve(np.eye(N) - Sc @ P, Sc @ E)
+    return b[mesh.edge_ports]
+
+
+@given(st.sampled_from([*MESHES.values(), hexagonal_mesh(2, 2, unit_length_um=300.0)]), seeds)
+def test_scattering_is_the_dense_solve(mesh: WaveguideMesh, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    imp = MZIImperfections.sample(mesh.n_cells, rng, 0.05, rng.uniform(0, 1), rng.uniform(0, 1))
+    theta, phi = random_theta(mesh, rng), rng.uniform(0, 2 * np.pi, mesh.n_cells)
+    wavelength = rng.uniform(1500, 1600)
+    S = scattering(mesh, theta, wavelength_nm=wavelength, imperfections=imp, phi=phi)
+    link = link_transmission(mesh.unit_length_um, wavelength)
+    expected = dense_scattering(mesh, imperfect_transfer(theta, phi, imp), link)
+    assert np.abs(S - expected).max() < 1e-12
+
+
+@settings(max_examples=30)
+@given(meshes, seeds, st.integers(1, 5), st.integers(0, 2))
+def test_a_batch_of_states_is_solved_as_each_state_alone(mesh, seed, batch, split) -> None:
+    rng = np.random.default_rng(seed)
+    imp = MZIImperfections.sample(mesh.n_cells, rng, 0.05, 0.5)
+    theta = rng.uniform(0, np.pi, (batch, mesh.n_cells))
+    # any cells, a common phase of their own included (as the emulated chip's)
+    T = imperfect_transfer(theta, 0.0, imp) * np.exp(1j * theta)[..., None, None]
+    link = link_transmission(mesh.unit_length_um, 1550.0, 2.0)
+    outs = rng.permutation(mesh.n_ports)[: rng.integers(1, mesh.n_ports + 1)]
+    ins = rng.permutation(mesh.n_ports)[: rng.integers(1, mesh.n_ports + 1)]
+    solver = mesh_solver(mesh)
+    assert mesh_solver(mesh) is solver  # analysed once per mesh
+    # split=1: every state in a block of its own; 2: a few at a time; 0: the default
+    per_state = 16 * 4 * mesh.n_cells * (len(ins) + mesh_scattering.FILL_PER_ROW)
+    budget = {0: mesh_scattering.BLOCK_BYTES, 1: 1, 2: 2 * per_state}[split]
+    with mock.patch.object(mesh_scattering, "BLOCK_BYTES", budget):
+        together = solver.solve(T, link, outs, ins)
+    assert together.shape == (batch, len(outs), len(ins))
+    for b in range(batch):
+        alone = dense_scattering(mesh, T[b], link)
+        assert np.abs(together[b] - alone[np.ix_(outs, ins)]).max() < 1e-12
 
 
 def _minimum(f, grid: np.ndarray, i: int) -> float:

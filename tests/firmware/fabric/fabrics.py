@@ -5,8 +5,9 @@ from functools import cache
 import numpy as np
 
 from photonics import ClementsMesh, MeshSettings
-from photonics.routing import Router, switch_32
+from photonics.routing import Router
 from photonics.switch import FeedForwardFabric, MeshFabric, SwitchPlan
+from photonics.switch_geometry import switch_32
 from photonics.waveguide_mesh import BAR, CROSS, trace
 
 

@@ -1,0 +1,252 @@
+"""What the emulated chips share: the fabrication spec, the chip drawn from its seed, the heaters
+with their limits and thermal crosstalk, the phases that currents produce, photodiode noise and
+the factory calibration.
+
+:class:`photonics.chip.Chip` (a feed-forward mesh) and :class:`photonics.mesh_chip.MeshChip` (a
+recirculating mesh) are thin topology-specific wrappers of :class:`EmulatedChip`: they say where
+the heaters are and how the phases turn into light.
+
+Fabrication variation is drawn once from ``FabricationSpec.seed``, in this order: coupler
+splitting errors (2, cells), loss per cell (cells), P_pi per phase heater, bias phases per
+phase heater uniform in [0, 2 pi), then whatever a chip draws after them (the output rings'
+resonance offsets of :class:`~photonics.chip.Chip`). Same seed, same chip: the order is part
+of what a seed means.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+from photonics.calibration import Calibration
+from photonics.errors import SettingsError, ShapeError
+from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfections
+from photonics.thermal import (
+    DEFAULT_DRIFT_RAD_PER_K,
+    DEFAULT_P_PI_MW,
+    CrosstalkModel,
+    Heaters,
+    crosstalk_matrix,
+    total_phase,
+)
+
+#: Creation time written into a factory calibration (fixed: same seed, same file).
+FACTORY_DATE = "2026-01-01T00:00:00+00:00"
+#: Wavelength at which heater phases are specified, nm.
+REFERENCE_WAVELENGTH_NM = 1550.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class FabricationSpec:
+    """The fabrication and drive settings every emulated chip has (units in the names).
+
+    ``loss_db`` is the mean insertion loss of a cell (an MZI), ``loss_sigma_db`` its spread
+    from cell to cell, ``p_pi_spread`` the relative spread of the heaters' P_pi;
+    ``crosstalk`` the thermal crosstalk law between heaters (None: none); ``noise_floor_mW``
+    the photodiodes' Gaussian noise; ``power_budget_mW`` the limit on the total heater power
+    (None: ``2 p_pi_mW``, a full period, per heater, so any phase setting fits and only drive
+    far beyond any setting's need is refused; inf: no limit). Every other number must be
+    finite, and none may be a bool.
+    """
+
+    seed: int = 0
+    splitter_sigma: float = DEFAULT_SPLITTER_SIGMA
+    loss_db: float = DEFAULT_LOSS_DB
+    loss_sigma_db: float = 0.02
+    p_pi_mW: float = DEFAULT_P_PI_MW
+    p_pi_spread: float = 0.05
+    crosstalk: CrosstalkModel | None = field(default_factory=CrosstalkModel)
+    noise_floor_mW: float = 1e-6
+    max_current_mA: float = 10.0
+    power_budget_mW: float | None = None
+
+    #: Fields that must be numbers >= 0, and > 0; a spec that adds fields adds their names.
+    NON_NEGATIVE: ClassVar[tuple[str, ...]] = (
+        "splitter_sigma",
+        "loss_db",
+        "loss_sigma_db",
+        "p_pi_spread",
+        "noise_floor_mW",
+    )
+    POSITIVE: ClassVar[tuple[str, ...]] = ("p_pi_mW", "max_current_mA")
+
+    def __post_init__(self) -> None:
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+            raise SettingsError(f"seed must be an integer >= 0, got {seed!r}")
+        for name in (*self.NON_NEGATIVE, *self.POSITIVE):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, Real):
+                raise SettingsError(f"{name} must be a number, got {value!r}")
+            if not math.isfinite(value):
+                raise SettingsError(f"{name} must be finite, got {value!r}")
+            if name in self.POSITIVE and not value > 0:
+                raise SettingsError(f"{name} must be > 0, got {value!r}")
+            if not value >= 0:
+                raise SettingsError(f"{name} must be >= 0, got {value!r}")
+        budget = self.power_budget_mW
+        if budget is not None and (
+            isinstance(budget, bool) or not isinstance(budget, Real) or not budget > 0
+        ):
+            raise SettingsError(
+                f"power_budget_mW must be a number > 0, inf or None, got {budget!r}"
+            )
+        if self.crosstalk is not None and not isinstance(self.crosstalk, CrosstalkModel):
+            raise SettingsError(
+                f"crosstalk must be a CrosstalkModel or None, got {type(self.crosstalk).__name__}"
+            )
+
+
+class EmulatedChip:
+    """An emulated chip of ``n_cells`` MZI cells and ``n_phase_heaters`` heaters drawn from
+    ``spec`` (see the module docstring); a subclass draws further heaters in
+    :meth:`_more_heaters`. Stateless: every call says the currents (mA, one per heater; leading
+    axes are a batch)."""
+
+    #: The ``chip_id`` of :meth:`factory_calibration` unless one is given.
+    FACTORY_ID: ClassVar[str] = "chip"
+
+    def __init__(self, spec: FabricationSpec, n_cells: int, n_phase_heaters: int) -> None:
+        self.spec = spec
+        rng = np.random.default_rng(spec.seed)
+        split = rng.normal(0.0, spec.splitter_sigma, (2, n_cells)).clip(-0.5, 0.5)
+        loss = np.maximum(spec.loss_db + rng.normal(0.0, spec.loss_sigma_db, n_cells), 0.0)
+        self.imperfections = MZIImperfections(split[0], split[1], loss, loss)
+        H = n_phase_heaters
+        p_pi = spec.p_pi_mW * np.maximum(1 + rng.normal(0.0, spec.p_pi_spread, H), 0.2)
+        bias = rng.uniform(0, 2 * np.pi, H)
+        drift = np.full(H, DEFAULT_DRIFT_RAD_PER_K)
+        more = self._more_heaters(rng)
+        if more is not None:
+            p_pi, bias, drift = (
+                np.concatenate(p) for p in zip((p_pi, bias, drift), more, strict=True)
+            )
+        H = len(p_pi)
+        self.heaters = Heaters(
+            H,
+            p_pi_mW=p_pi,
+            bias_rad=bias,
+            drift_rad_per_K=drift,
+            max_current_mA=spec.max_current_mA,
+            power_budget_mW=(
+                2 * spec.p_pi_mW * H if spec.power_budget_mW is None else spec.power_budget_mW
+            ),
+            full_scale_mA=spec.max_current_mA,
+        )
+
+    def _more_heaters(
+        self, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(P_pi mW, bias rad, drift rad/K) of heaters after the phase heaters, drawn from
+        ``rng`` after them; None: none."""
+        return None
+
+    @property
+    def n_ports(self) -> int:
+        """Number of photodiodes (switch endpoints)."""
+        raise NotImplementedError
+
+    @property
+    def n_heaters(self) -> int:
+        return self.heaters.count
+
+    @property
+    def heater_positions_um(self) -> np.ndarray:
+        """(H, 2) heater centres, um."""
+        raise NotImplementedError
+
+    @cached_property
+    def crosstalk(self) -> sp.csr_matrix | None:
+        """The chip's true thermal crosstalk matrix ``K[victim, aggressor]`` (what calibration
+        tries to learn; None without a crosstalk law)."""
+        if self.spec.crosstalk is None:
+            return None
+        return crosstalk_matrix(self.heater_positions_um, self.spec.crosstalk)
+
+    # ---- heaters ----------------------------------------------------------------------------
+    def _currents(self, current_mA: ArrayLike) -> np.ndarray:
+        """``current_mA`` as floats, after the heaters' limits (the one check of a call)."""
+        current = np.asarray(current_mA, dtype=float)
+        if current.shape[-1:] != (self.n_heaters,):
+            raise ShapeError(f"expected {self.n_heaters} heater currents (mA), got {current.shape}")
+        self.heaters.check_limits(current)
+        return current
+
+    def _phase(self, current: np.ndarray, delta_T_K: float, wavelength_nm: float) -> np.ndarray:
+        """Every heater's total phase (rad) at checked currents: own heat and crosstalk (both
+        scaling as ``1550 nm / wavelength``), bias and ambient drift (``delta_T_K`` above the
+        reference, K)."""
+        scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
+        return total_phase(self.heaters, current, self.crosstalk, delta_T_K, scale)
+
+    def _phases(self, current_mA: ArrayLike, delta_T_K: float, wavelength_nm: float) -> np.ndarray:
+        """:meth:`_phase` of currents and conditions checked here."""
+        check_conditions(delta_T_K, wavelength_nm)
+        return self._phase(self._currents(current_mA), delta_T_K, wavelength_nm)
+
+    def heater_voltage(self, current_mA: ArrayLike) -> np.ndarray:
+        """Voltage (V) across each heater at these currents, as a driver reads it back."""
+        return self.heaters.voltage_V(self._currents(current_mA))
+
+    # ---- light ------------------------------------------------------------------------------
+    def detect(
+        self,
+        current_mA: ArrayLike,
+        input_field: ArrayLike,
+        rng: np.random.Generator | None = None,
+        delta_T_K: float = 0.0,
+        wavelength_nm: float = REFERENCE_WAVELENGTH_NM,
+    ) -> np.ndarray:
+        """Power (mW) on every photodiode for the fields (sqrt(mW)) entering the endpoints,
+        shape ``(..., n_ports)`` (the batch axes of currents and fields broadcast). With
+        ``rng``, each reading gets Gaussian noise of ``noise_floor_mW``."""
+        field_in = np.asarray(input_field, dtype=complex)
+        if field_in.ndim == 0 or field_in.shape[-1] != self.n_ports:
+            raise ShapeError(f"expected {self.n_ports} input fields, got shape {field_in.shape}")
+        if not np.all(np.isfinite(field_in)):
+            raise SettingsError("input_field must be finite (sqrt(mW))")
+        power = self._power(current_mA, field_in, delta_T_K, wavelength_nm)
+        if rng is not None:
+            power = power + rng.normal(0.0, self.spec.noise_floor_mW, power.shape)
+        return power
+
+    def _power(
+        self, current_mA: ArrayLike, field_in: np.ndarray, delta_T_K: float, wavelength_nm: float
+    ) -> np.ndarray:
+        """Noiseless photodiode powers (mW) for checked input fields."""
+        raise NotImplementedError
+
+    # ---- production test --------------------------------------------------------------------
+    def factory_calibration(self, chip_id: str | None = None) -> Calibration:
+        """The chip's true heater parameters as a calibration: what a production test of this
+        chip would have measured (resistance ``R(I) = a I^2 + c``, P_pi, bias and, with a
+        crosstalk law, the crosstalk matrix), so an emulated switch can start calibrated, as a
+        shipped device does. Dated :data:`FACTORY_DATE`: same seed, same file."""
+        h = self.heaters
+        return Calibration(
+            chip_id=self.FACTORY_ID if chip_id is None else chip_id,
+            p_pi_mW=h.p_pi_mW,
+            bias_rad=h.bias_rad,
+            a_ohm_per_mA2=h.r_rise_ohm_per_mA2,
+            c_ohm=h.r0_ohm,
+            created=FACTORY_DATE,
+            crosstalk=None if self.crosstalk is None else self.crosstalk.toarray(),
+        )
+
+
+def check_conditions(delta_T_K: float, wavelength_nm: float) -> None:
+    """:class:`SettingsError` unless ``delta_T_K`` (K) is one finite number and
+    ``wavelength_nm`` one number in 1000..2000 nm."""
+    if np.ndim(delta_T_K) != 0:
+        raise SettingsError(f"delta_T_K must be one number of kelvin, got {delta_T_K!r}")
+    if not math.isfinite(delta_T_K):
+        raise SettingsError(f"delta_T_K must be finite, got {delta_T_K!r}")
+    if np.ndim(wavelength_nm) != 0 or not 1000 <= wavelength_nm <= 2000:
+        raise SettingsError(f"wavelength_nm must be in 1000..2000 nm, got {wavelength_nm!r}")
