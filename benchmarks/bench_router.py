@@ -77,10 +77,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from photonics.covers import all_to_all_cover
 from photonics.matching import Matching, Permutation
 from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
 from photonics.mzi import MZIImperfections, extinction_ratio_db
-from photonics.routing import Router, all_to_all_cover, requests_for, verify
+from photonics.routing import Router, requests_for, verify
 from photonics.switch_geometry import switch_6x6, switch_32
 from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, forced_entry, through, trace
 

@@ -25,6 +25,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from photonics import topologies
 from photonics.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
     EmulatedChip,
@@ -32,20 +33,19 @@ from photonics.emulated_chip import (
     check_conditions,
 )
 from photonics.errors import SettingsError
-from photonics.feedforward import ClementsMesh, FeedForwardMesh, MeshSettings, ReckMesh
+from photonics.feedforward import FeedForwardMesh, MeshSettings
 from photonics.matching import Permutation
 from photonics.mzi import MZIImperfections, from_arm_phases
 from photonics.ring import MicroRing, RingThermal
-
-MESHES: dict[str, type[FeedForwardMesh]] = {"clements": ClementsMesh, "reck": ReckMesh}
 
 
 @dataclass(frozen=True, kw_only=True)
 class ChipSpec(FabricationSpec):
     """Everything that defines an emulated feed-forward chip (units in the names): the mesh
-    (``n_ports`` modes, ``mesh`` one of :data:`MESHES`), the fabrication settings of
-    :class:`~photonics.emulated_chip.FabricationSpec` and, with ``output_rings``, an add-drop
-    ``ring`` before each photodiode whose resonance is off by ``ring_fab_sigma_nm`` (std).
+    (``n_ports`` modes, ``mesh`` a feed-forward topology of :mod:`photonics.topologies`), the
+    fabrication settings of :class:`~photonics.emulated_chip.FabricationSpec` and, with
+    ``output_rings``, an add-drop ``ring`` before each photodiode whose resonance is off by
+    ``ring_fab_sigma_nm`` (std).
 
     Geometry: MZI columns ``pitch_x_um`` apart, modes ``pitch_y_um`` apart; the defaults give
     heaters about 100 um or more from each other, a dense mesh has pitches of a few tens of um.
@@ -67,8 +67,9 @@ class ChipSpec(FabricationSpec):
     POSITIVE: ClassVar[tuple[str, ...]] = (*FabricationSpec.POSITIVE, "pitch_x_um", "pitch_y_um")
 
     def __post_init__(self) -> None:
-        if self.mesh not in MESHES:
-            raise SettingsError(f"mesh must be one of {sorted(MESHES)}, got {self.mesh!r}")
+        choices = topologies.names(kind="feedforward")
+        if self.mesh not in choices:
+            raise SettingsError(f"mesh must be one of {', '.join(choices)}; got {self.mesh!r}")
         super().__post_init__()
 
 
@@ -77,7 +78,9 @@ class Chip(EmulatedChip):
 
     def __init__(self, spec: ChipSpec | None = None) -> None:
         spec = spec or ChipSpec()
-        self.mesh: FeedForwardMesh = MESHES[spec.mesh](spec.n_ports)
+        mesh = topologies.topology(spec.mesh).geometry(spec.n_ports).mesh
+        assert isinstance(mesh, FeedForwardMesh)  # ChipSpec admits feed-forward topologies only
+        self.mesh: FeedForwardMesh = mesh
         K, n = self.mesh.n_mzis, self.mesh.n
         super().__init__(spec, K, 2 * K + n)
 

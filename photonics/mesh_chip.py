@@ -41,6 +41,8 @@ from photonics.mesh_scattering import (
     DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
     link_transmission,
     mesh_solver,
+    path_loss_db,
+    unit_link_loss_db,
 )
 from photonics.mzi import from_arm_phases, imperfect_transfer
 from photonics.routing import Path
@@ -178,9 +180,8 @@ class MeshChip(EmulatedChip):
         cells = np.asarray(path.cells, dtype=np.int64)
         if cells.size == 0 or cells.min() < 0 or cells.max() >= self.n_cells:
             raise PortError(f"path cells must be in 0..{self.n_cells - 1}, got {path.cells}")
-        loss = self.imperfections.loss_bar_db
-        link_db = self.spec.waveguide_loss_db_per_cm * self.mesh.unit_length_um * 1e-4
-        return float(np.sum(loss[cells]) + (cells.size - 1) * link_db)
+        link_db = unit_link_loss_db(self.mesh.unit_length_um, self.spec.waveguide_loss_db_per_cm)
+        return path_loss_db(self.imperfections.loss_bar_db[cells], link_db)
 
 
 def _endpoints(mesh: WaveguideMesh, endpoints: Sequence[int]) -> tuple[int, ...]:

@@ -69,6 +69,18 @@ def _per_cell(name: str, value: ArrayLike, n: int) -> np.ndarray:
     return arr
 
 
+def unit_link_loss_db(unit_length_um: float, waveguide_loss_db_per_cm: float) -> float:
+    """Loss of one link (one unit length of waveguide), dB."""
+    return waveguide_loss_db_per_cm * unit_length_um * 1e-4
+
+
+def path_loss_db(cell_loss_db: ArrayLike, link_db: float) -> float:
+    """Loss of a routed path, dB: its cells' losses (one per cell crossed, in dB) plus one link
+    ``link_db`` between each two consecutive cells."""
+    cells = np.asarray(cell_loss_db, dtype=float)
+    return float(np.sum(cells) + (cells.size - 1) * link_db)
+
+
 def link_transmission(
     unit_length_um: float,
     wavelength_nm: float = DEFAULT_WAVELENGTH_NM,
@@ -284,6 +296,8 @@ __all__ = [
     "insertion_loss_db",
     "link_transmission",
     "mesh_solver",
+    "path_loss_db",
     "port_powers",
     "scattering",
+    "unit_link_loss_db",
 ]

@@ -30,7 +30,9 @@ from photonics.matching import Matching, Permutation
 from photonics.mesh_scattering import (
     DEFAULT_CELL_LOSS_DB,
     DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
+    path_loss_db,
     scattering,
+    unit_link_loss_db,
 )
 from photonics.mzi import MZIImperfections
 from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh
@@ -157,7 +159,7 @@ class Router:
         isolation_budget: int = ISOLATION_BUDGET,
     ) -> None:
         if link_loss_db is None:
-            link_loss_db = DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM * mesh.unit_length_um * 1e-4
+            link_loss_db = unit_link_loss_db(mesh.unit_length_um, DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM)
         if cell_loss_db < 0 or link_loss_db < 0:
             raise SettingsError(f"losses must be >= 0 dB, got {cell_loss_db}, {link_loss_db}")
         ext = np.broadcast_to(finite("extinction_db", extinction_db), (mesh.n_cells,))
@@ -317,17 +319,20 @@ class Router:
             STALL_ITERATIONS,
         )
 
+    def path_loss_db(self, n_cells: int) -> float:
+        """Predicted loss of a path across ``n_cells`` cells, dB (cells and the links between)."""
+        return path_loss_db(np.full(n_cells, self.cell_loss_db), self.link_loss_db)
+
     def _path(self, pair: tuple[int, int], hops: np.ndarray, isolation_db: float) -> Path:
         cells = hops[:, 0] // 4
         # bar joins port-end k to (k + 2) % 4 of the same cell
         states = np.where(hops[:, 1] % 4 == (hops[:, 0] % 4 + 2) % 4, BAR, CROSS)
-        loss = len(cells) * self.cell_loss_db + (len(cells) - 1) * self.link_loss_db
         return Path(
             pair,
             tuple(cells.tolist()),
             tuple(states.tolist()),
             tuple(hops.ravel().tolist()),
-            loss,
+            self.path_loss_db(len(cells)),
             isolation_db,
         )
 
@@ -361,120 +366,6 @@ class Router:
 def _failed(run: tuple[np.ndarray, np.ndarray, np.ndarray, int]) -> np.ndarray:
     """Which requests of a negotiation run have no path or are still in conflict."""
     return (run[1] < 0) | run[2]
-
-
-def round_robin(n: int, shift: int = 0) -> list[Matching]:
-    """The circle method: ``n - 1`` perfect matchings of ``n`` (even) endpoints that together
-    join every pair exactly once. ``shift`` relabels the endpoints (another 1-factorisation)."""
-    if n < 2 or n % 2:
-        raise PortError(f"round_robin needs an even number of endpoints >= 2, got {n}")
-    label = [(i + shift) % n for i in range(n)]
-    rounds = []
-    for r in range(n - 1):
-        ring = [n - 1] + [(r + i) % (n - 1) for i in range(n - 1)]
-        pairs = [(label[ring[i]], label[ring[n - 1 - i]]) for i in range(n // 2)]
-        rounds.append(Matching(pairs, n))
-    return rounds
-
-
-@dataclass(frozen=True)
-class Cover:
-    """A set of routable matchings that together join every pair of endpoints."""
-
-    matchings: tuple[Matching, ...]
-    results: tuple[RouteResult, ...]
-    note: str
-    unroutable: tuple[tuple[int, int], ...] = ()  # endpoint pairs no path joins, even alone
-
-    @property
-    def size(self) -> int:
-        return len(self.matchings)
-
-
-def all_to_all_cover(
-    router: Router,
-    endpoints: Sequence[int],
-    attempts: int = 8,
-    isolation_db: float | None = None,
-) -> Cover:
-    """Fewest routable matchings (as found) joining every pair of ``endpoints`` (edge ports).
-
-    Tries the circle method's ``n - 1`` perfect matchings (the optimum) under ``attempts``
-    relabelings and keeps the relabeling that leaves fewest pairs out; the pairs left out are
-    then packed greedily into further matchings, each split until it routes.
-
-    ``isolation_db`` (dB; None: any): a matching counts only when its predicted worst isolation
-    (:attr:`RouteResult.isolation_db`) reaches it. A round that routes but falls short drops
-    its worst-isolated path's pair until it reaches it; the dropped pairs are packed as above.
-    """
-    if isolation_db is not None and not np.isfinite(isolation_db):
-        raise SettingsError(f"isolation_db must be finite or None, got {isolation_db!r}")
-    n = len(endpoints)
-
-    def fits(result: RouteResult) -> bool:
-        return result.ok and (isolation_db is None or result.isolation_db >= isolation_db)
-
-    best: tuple[list[tuple[Matching, RouteResult]], list[tuple[int, int]], int] | None = None
-    for shift in range(attempts):
-        good, left, short = [], [], 0
-        for m in round_robin(n, shift):
-            pairs, result = list(m.pairs), router.route(requests_for(m, endpoints))
-            if result.ok:
-                while pairs and not fits(result):  # only isolation can fall short here
-                    worst = min(result.paths, key=lambda p: p.isolation_db).ports
-                    pair = next(q for q in pairs if {endpoints[i] for i in q} == set(worst))
-                    pairs.remove(pair)
-                    left.append(pair)
-                    result = router.route(requests_for(Matching(pairs, n), endpoints))
-            else:
-                left += pairs
-                pairs = []
-            short += len(pairs) < len(m.pairs)
-            if pairs:
-                good.append((Matching(pairs, n), result))
-        if best is None or len(left) < len(best[1]):
-            best = (good, left, short)
-        if not left:
-            break
-    assert best is not None
-    good, left, short = best
-    extra, unroutable = _pack(router, endpoints, left, n, fits)
-    why = "did not route" if isolation_db is None else f"did not route at >= {isolation_db} dB"
-    note = (
-        f"optimal: {n - 1} perfect matchings"
-        if not left
-        else f"{short} of the {n - 1} perfect matchings {why}; {len(left)} of their pairs took "
-        f"{len(extra)} more matchings"
-    )
-    if unroutable:
-        note += f"; {len(unroutable)} pairs cannot be routed even alone"
-    chosen = good + extra
-    return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note, tuple(unroutable))
-
-
-def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int, fits):
-    """Greedy: fill a matching with pairs that still route with it (``fits`` its result);
-    repeat. Returns the matchings and the pairs that route with nothing."""
-    out, unroutable = [], []
-    pending = list(pairs)
-    while pending:
-        taken: list[tuple[int, int]] = []
-        used: set[int] = set()
-        result = None
-        for pair in list(pending):
-            if pair[0] in used or pair[1] in used:
-                continue
-            trial = router.route(requests_for(Matching([*taken, pair], n), endpoints))
-            if fits(trial):
-                taken.append(pair)
-                used.update(pair)
-                result = trial
-                pending.remove(pair)
-        if not taken:  # the first pending pair cannot route even alone
-            unroutable.append(pending.pop(0))
-            continue
-        out.append((Matching(taken, n), result))
-    return out, unroutable
 
 
 @dataclass(frozen=True)
@@ -521,7 +412,7 @@ def verify(
         imperfections=imperfections,
     )
     P = np.abs(S) ** 2
-    link_db = waveguide_loss_db_per_cm * mesh.unit_length_um * 1e-4
+    link_db = unit_link_loss_db(mesh.unit_length_um, waveguide_loss_db_per_cm)
     measured, expected = [], []
     sends = [p.ports for p in result.paths]
     if not result.directed:
@@ -530,7 +421,7 @@ def verify(
     for path in result.paths:
         a, b = path.ports
         measured.append(float(-10 * np.log10(P[b, a])))
-        expected.append(len(path.cells) * cell_loss_db + (len(path.cells) - 1) * link_db)
+        expected.append(path_loss_db(np.full(len(path.cells), cell_loss_db), link_db))
     for a, b in sends:
         # light b itself sends and gets back is return loss, not another port's crosstalk
         leak = max((P[b, x] for x, _ in sends if x not in (a, b)), default=0.0)

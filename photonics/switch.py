@@ -31,16 +31,12 @@ from typing import Protocol
 import numpy as np
 
 from photonics import _pinned_kernel as kernel
+from photonics.covers import Cover, all_to_all_cover
 from photonics.errors import MatchingError, ShapeError
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching, Permutation
 from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
-from photonics.routing import (
-    Cover,
-    Router,
-    all_to_all_cover,
-    requests_for,
-)
+from photonics.routing import Router, requests_for
 from photonics.waveguide_mesh import BAR, CROSS, through
 from photonics.waveguide_mesh import trace as trace_mesh
 
@@ -258,7 +254,7 @@ class MeshFabric:
     def all_to_all_cover(
         self, attempts: int = 8, isolation_db: float | None = None
     ) -> Cover | None:
-        """The router's cover (:func:`~photonics.routing.all_to_all_cover`) for an even number
+        """The router's cover (:func:`~photonics.covers.all_to_all_cover`) for an even number
         of endpoints; None for an odd number."""
         if self.n_ports % 2:
             return None
@@ -444,7 +440,7 @@ class MeshRerouter:
             if path.exit_port != ends[b]:
                 raise MatchingError(f"cell states do not join endpoints {a} and {b}")
             cells = path.cells
-            loss = len(cells) * router.cell_loss_db + (len(cells) - 1) * router.link_loss_db
+            loss = router.path_loss_db(len(cells))
             circuits += [Circuit(a, b, cells, loss), Circuit(b, a, cells[::-1], loss)]
         return SwitchPlan(matching, theta_of(cross), tuple(circuits))
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from firmware.fabric.plans import try_plan
+from photonics.covers import Cover, round_robin
 from photonics.errors import MatchingError, SettingsError
 from photonics.matching import Matching
-from photonics.routing import Cover, round_robin
 from photonics.switch import Fabric, SwitchPlan
 
 

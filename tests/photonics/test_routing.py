@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from photonics import Matching, Permutation, PortError, SettingsError
+from photonics.covers import all_to_all_cover, round_robin
 from photonics.lattices import hexagonal_mesh
 from photonics.mesh_scattering import scattering
 from photonics.mzi import (
@@ -15,7 +16,7 @@ from photonics.mzi import (
     extinction_ratio_db,
     splitter_errors_for_extinction,
 )
-from photonics.routing import Router, all_to_all_cover, requests_for, round_robin, verify
+from photonics.routing import Router, requests_for, verify
 from photonics.switch_geometry import hexagonal_switch, switch_6x6, switch_32
 from photonics.waveguide_mesh import BAR, CROSS, forced_entry, through
 from tests.strategies import seeds

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from photonics import topologies
+from photonics.chip import Chip, ChipSpec
 from photonics.errors import PortError, SettingsError
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching
@@ -60,6 +61,11 @@ def test_a_registration_adds_a_name_and_unregister_removes_it() -> None:
     try:
         assert names()[-1] == "toy" and topology("toy") is toy
         assert topology("toy").fabric(6).n_ports == 6
+        # the emulated feed-forward chip reads its mesh from the registry too
+        assert topology("toy").chip(6, seed=2).mesh.n == 6
+        assert Chip(ChipSpec(mesh="toy", n_ports=5)).n_ports == 5
     finally:
         topologies.unregister("toy")
     assert "toy" not in names()
+    with pytest.raises(SettingsError, match="mesh must be one of clements, reck; got 'toy'"):
+        ChipSpec(mesh="toy")
