@@ -77,21 +77,36 @@ def internal_heaters(cal: Calibration, n_mzis: int) -> Heaters:
     )
 
 
+@dataclass(frozen=True, eq=False)
+class CellDrive:
+    """How a calibration drives the cells' heaters (channels ``0 .. n_cells - 1``): the heaters
+    as it describes them and, when compensating, their mutual thermal crosstalk. Built once per
+    calibration (:meth:`of`), used for every setting."""
+
+    heaters: Heaters
+    crosstalk: sp.csr_matrix | None
+
+    @classmethod
+    def of(cls, cal: Calibration, n_cells: int, compensate: bool = True) -> CellDrive:
+        """The drive of ``cal``'s first ``n_cells`` heaters; with ``compensate`` and a crosstalk
+        matrix in ``cal``, their mutual crosstalk is pre-compensated."""
+        K = None
+        if compensate and cal.crosstalk is not None:
+            K = sp.csr_matrix(cal.crosstalk[:n_cells, :n_cells])
+        return cls(internal_heaters(cal, n_cells), K)
+
+    def currents(self, theta_rad: np.ndarray) -> np.ndarray:
+        """The cells' heater currents (mA) that set them to ``theta`` (rad)."""
+        return currents_for_phase(self.heaters, arm_phases(theta_rad)[0], self.crosstalk)
+
+
 def currents_for_theta(
     cal: Calibration, theta_rad: np.ndarray, n_heaters: int, compensate: bool = True
 ) -> np.ndarray:
-    """Heater currents (mA) that set the MZIs to ``theta`` (rad) per ``cal``; other heaters 0.
-
-    With ``compensate`` and a crosstalk matrix in ``cal``, the internal heaters' mutual thermal
-    crosstalk is pre-compensated.
-    """
-    n_mzis = len(theta_rad)
-    K = None
-    if compensate and cal.crosstalk is not None:
-        K = sp.csr_matrix(cal.crosstalk[:n_mzis, :n_mzis])
+    """Heater currents (mA) that set the MZIs to ``theta`` (rad) per ``cal`` (see
+    :class:`CellDrive`); the other heaters of ``n_heaters`` at 0."""
     current = np.zeros(n_heaters)
-    top, _ = arm_phases(theta_rad)
-    current[:n_mzis] = currents_for_phase(internal_heaters(cal, n_mzis), top, K)
+    current[: len(theta_rad)] = CellDrive.of(cal, len(theta_rad), compensate).currents(theta_rad)
     return current
 
 

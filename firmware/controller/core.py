@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
-import scipy.sparse as sp
 
 from firmware.calibration_file import CalibrationFileError
 from firmware.commands import (
@@ -47,10 +46,8 @@ from photonics.errors import (
     PswitchError,
 )
 from photonics.matching import Matching
-from photonics.mzi import arm_phases
-from photonics.selfcal import internal_heaters
+from photonics.selfcal import CellDrive
 from photonics.switch import Fabric, SwitchPlan
-from photonics.thermal import currents_for_phase
 
 try:
     _VERSION = version("pswitch-photonics")
@@ -133,7 +130,7 @@ class Core:
         self.errors = ErrorQueue()
         self.calibration = calibration
         self.calibration_stored = False
-        self._cells_cal: tuple | None = None
+        self._cells_cal: tuple[Calibration, CellDrive] | None = None  # once per calibration
         if calibration is None and store is not None:
             self.calibration = store.read_calibration()
             self.calibration_stored = self.calibration is not None
@@ -268,15 +265,13 @@ class Core:
         """Currents that set the fabric's cells to ``plan`` (other channels kept)."""
         if self.calibration is None:
             raise ScpiError(-221, "not calibrated: run CAL:RUN or CAL:LOAD first")
-        cells = self.fabric.n_cells
         if self._cells_cal is None or self._cells_cal[0] is not self.calibration:
-            # the cells' heaters and their mutual crosstalk, once per calibration
-            cal = self.calibration
-            K = None if cal.crosstalk is None else sp.csr_matrix(cal.crosstalk[:cells, :cells])
-            self._cells_cal = (cal, internal_heaters(cal, cells), K)
-        _, heaters, K = self._cells_cal
+            self._cells_cal = (
+                self.calibration,
+                CellDrive.of(self.calibration, self.fabric.n_cells),
+            )
         new = self.driver.currents()
-        new[:cells] = currents_for_phase(heaters, arm_phases(plan.theta)[0], K)
+        new[: self.fabric.n_cells] = self._cells_cal[1].currents(plan.theta)
         return new
 
     def apply_matching(self, matching: Matching) -> SwitchPlan:
