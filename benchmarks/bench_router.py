@@ -1,6 +1,7 @@
 """Router benchmark: negotiated-congestion routing on recirculating hexagonal meshes.
 
-What it measures (``photonics.routing``), each side by side with a plain baseline written here:
+What it measures (``photonics.routing``), each side by side with a plain baseline
+(``router_baseline.py``, next to this script):
 
 1. 32-port matchings on :func:`~photonics.switch_geometry.switch_32` (mesh_9x9: 278 cells, 140
    edge ports, 32 chosen as endpoints): ``Router(mesh).route`` of random perfect matchings
@@ -72,208 +73,23 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-import networkx as nx
 import numpy as np
-import scipy.sparse as sp
-from scipy.optimize import Bounds, LinearConstraint, milp
+from router_baseline import BaselineRouter, baseline_states, exactly_routable, traced_ok
+from router_report import print_tables, summarize
 
 from photonics.covers import all_to_all_cover
 from photonics.matching import Matching, Permutation
-from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
 from photonics.mzi import MZIImperfections, extinction_ratio_db
 from photonics.routing import Router, requests_for, verify
 from photonics.switch_geometry import switch_6x6, switch_32
-from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, forced_entry, through, trace
-
-#: Targets from the issue, seconds.
-TARGET_MATCHING_32_S = 0.050
-TARGET_COVER_S = 5.0
-TARGET_PERMS_6X6_S = 10.0
+from photonics.waveguide_mesh import WaveguideMesh, forced_entry
 
 
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-# --- endpoints -------------------------------------------------------------------------------
-
-
-# --- baseline --------------------------------------------------------------------------------
-
-
-class BaselineRouter:
-    """networkx shortest paths, one request at a time, with rotated retries (module docstring)."""
-
-    def __init__(
-        self,
-        mesh: WaveguideMesh,
-        dead_cells: Sequence[int] = (),
-        cell_loss_db: float = DEFAULT_CELL_LOSS_DB,
-        tries: int = 6,
-    ) -> None:
-        self.edge_ports = [int(e) for e in mesh.edge_ports]
-        self.tries = tries
-        dead = {int(c) for c in dead_cells}
-        partner = mesh.partner()
-        g = nx.DiGraph()
-        for entry in range(4 * mesh.n_cells):
-            if entry // 4 in dead:
-                continue
-            for state in (BAR, CROSS):
-                out = through(entry, state)
-                nxt = int(partner[out])
-                if nxt >= 0 and nxt // 4 in dead:
-                    continue
-                node = ("exit", out) if nxt < 0 else nxt
-                g.add_edge(entry, node, cell=entry // 4, state=state, out=out, weight=cell_loss_db)
-        self.graph = g
-
-    def route(self, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], list] | None:
-        """The (entry, exit) port-ends of each request's path, or None when no order worked."""
-        pairs = list(pairs)
-        for shift in range(max(1, min(self.tries, len(pairs)))):
-            paths = self._once(pairs[shift:] + pairs[:shift])
-            if paths is not None:
-                return paths
-        return None
-
-    def _once(self, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], list] | None:
-        g = self.graph
-        state: dict[int, int] = {}
-        used: set[int] = set()
-
-        def weight(u: int, v: Any, d: dict) -> float | None:
-            if state.get(d["cell"], d["state"]) != d["state"] or u in used or d["out"] in used:
-                return None  # hidden edge
-            return d["weight"]
-
-        paths: dict[tuple[int, int], list] = {}
-        for a, b in pairs:
-            src, dst = self.edge_ports[a], ("exit", self.edge_ports[b])
-            if src not in g or dst not in g or src in used:
-                return None
-            try:
-                nodes = nx.shortest_path(g, src, dst, weight=weight)
-            except nx.NetworkXNoPath:
-                return None
-            mine: dict[int, int] = {}
-            hops = []
-            for u, v in itertools.pairwise(nodes):
-                d = g.edges[u, v]
-                if mine.setdefault(d["cell"], d["state"]) != d["state"]:
-                    return None  # the path itself needs a cell in both states
-                hops.append((u, d["out"]))
-            used.update(e for hop in hops for e in hop)
-            state.update(mine)
-            paths[(a, b)] = hops
-        return paths
-
-
-def baseline_states(n_cells: int, paths: dict[tuple[int, int], list]) -> np.ndarray:
-    states = np.full(n_cells, BAR)
-    for hops in paths.values():
-        for entry, out in hops:
-            states[entry // 4] = BAR if (entry % 4 + 2) % 4 == out % 4 else CROSS
-    return states
-
-
-# --- checks ----------------------------------------------------------------------------------
-
-
-def traced_ok(
-    mesh: WaveguideMesh,
-    states: np.ndarray,
-    pairs: Sequence[tuple[int, int]],
-    dead: Sequence[int] = (),
-) -> bool:
-    """Light from each request's first port leaves at its second without crossing a dead cell."""
-    dead_set = set(int(c) for c in dead)
-    for a, b in pairs:
-        path = trace(mesh, states, int(a))
-        if path.exit_port != b or dead_set.intersection(path.cells):
-            return False
-    return True
-
-
-def exactly_routable(
-    mesh: WaveguideMesh,
-    pairs: Sequence[tuple[int, int]],
-    dead: Sequence[int] = (),
-    time_limit: float = 60.0,
-) -> bool | None:
-    """Whether any routing exists (MILP), None when the solver hits ``time_limit`` seconds.
-
-    Variables ``x[k, entry, state]``: request k enters a cell at ``entry`` and crosses it in
-    ``state``; ``y[cell]``: the cell is in cross. Flow is conserved through links, starts at the
-    request's first port and leaves only at its second; every port-end carries at most one path;
-    a cell carries bar paths only if ``y = 0`` and cross paths only if ``y = 1``. A solution is a
-    path per request plus possibly closed loops, which only take resources, so the program is
-    feasible exactly when the requests are routable.
-    """
-    n_ends, k_req = 4 * mesh.n_cells, len(pairs)
-    partner = mesh.partner()
-    ends = np.arange(n_ends)
-    outs = np.stack([[through(int(e), s) for s in (BAR, CROSS)] for e in ends])
-    exits: dict[int, list[int]] = {}  # port-end -> flat (entry, state) indices leaving there
-    for e in range(n_ends):
-        for s in (BAR, CROSS):
-            exits.setdefault(int(outs[e, s]), []).append(2 * e + s)
-    n_x = 2 * n_ends
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    lo: list[float] = []
-    hi: list[float] = []
-
-    def add(idx: Sequence[int], coef: Sequence[float], low: float, high: float) -> None:
-        r = len(lo)
-        rows.extend([r] * len(idx))
-        cols.extend(idx)
-        vals.extend(coef)
-        lo.append(low)
-        hi.append(high)
-
-    edge_port_ends = {int(e) for e in mesh.edge_ports}
-    for k, (a, b) in enumerate(pairs):
-        src, dst, off = int(mesh.edge_ports[a]), int(mesh.edge_ports[b]), k * n_x
-        for p in range(n_ends):
-            leave = [off + 2 * p, off + 2 * p + 1]
-            if p in edge_port_ends:
-                start = 1.0 if p == src else 0.0
-                add(leave, [1.0, 1.0], start, start)
-                arrive = [off + i for i in exits[p]]
-                end = 1.0 if p == dst else 0.0
-                add(arrive, [1.0] * len(arrive), end, end)
-            else:
-                come = [off + i for i in exits[int(partner[p])]]
-                add(leave + come, [1.0, 1.0] + [-1.0] * len(come), 0.0, 0.0)
-    for p in range(n_ends):
-        idx = [k * n_x + i for k in range(k_req) for i in (2 * p, 2 * p + 1, *exits[p])]
-        add(idx, [1.0] * len(idx), 0.0, 1.0)
-    y0 = k_req * n_x
-    for c in range(mesh.n_cells):
-        for s, (coef, high) in ((BAR, (2.0, 2.0)), (CROSS, (-2.0, 0.0))):
-            idx = [k * n_x + 2 * (4 * c + j) + s for k in range(k_req) for j in range(4)]
-            add([*idx, y0 + c], [1.0] * len(idx) + [coef], -np.inf, high)
-    n_var = y0 + mesh.n_cells
-    upper = np.ones(n_var)
-    for c in dead:
-        for k in range(k_req):
-            upper[k * n_x + 8 * c : k * n_x + 8 * c + 8] = 0.0
-    A = sp.csr_matrix((vals, (rows, cols)), shape=(len(lo), n_var))
-    cost = np.r_[np.ones(y0), np.zeros(mesh.n_cells)]
-    res = milp(
-        cost,
-        constraints=LinearConstraint(A, lo, hi),
-        integrality=np.ones(n_var),
-        bounds=Bounds(0, upper),
-        options={"time_limit": time_limit},
-    )
-    if res.status == 0:
-        return True
-    if res.status == 2:
-        return False
-    return None
+# --- workloads -------------------------------------------------------------------------------
 
 
 def _loss_summary(verifications: list) -> dict[str, float]:
@@ -290,9 +106,6 @@ def _loss_summary(verifications: list) -> dict[str, float]:
         "median_isolation_db": float(np.median(isolation)),
         "isolation_ge_25_db_fraction": float(np.mean(np.asarray(isolation) >= 25.0)),
     }
-
-
-# --- workloads -------------------------------------------------------------------------------
 
 
 def bench_matchings(
@@ -564,15 +377,7 @@ def bench_dead(
 # --- main ------------------------------------------------------------------------------------
 
 
-def _ratio(base: float, ours: float) -> float:
-    return base / ours if ours > 0 else float("inf")
-
-
-def _mark(seconds: float, target: float) -> str:
-    return "met" if seconds < target else "MISSED"
-
-
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matchings", type=int, default=20, help="random 32-port matchings")
     parser.add_argument("--dead-k", type=int, nargs="+", default=[1, 2, 4, 8])
@@ -593,7 +398,11 @@ def main() -> int:
     if args.quick:
         args.matchings, args.dead_k, args.dead_sets, args.dead_matchings = 3, [1, 8], 2, 2
         args.cover_attempts = args.cover_attempts or 1
+    return args
 
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The workloads, in the order they run; their figures keyed as in the JSON object."""
     mesh, ends = switch_32()
     log(f"32 endpoints on mesh_9x9: {ends}")
     log("6x6 switch: 720 permutations")
@@ -627,185 +436,26 @@ def main() -> int:
         args.exact,
         args.jobs,
     )
-    speedup = _ratio(six["baseline_s"], six["ours_s"])
-    summary = {
-        "route_matching_32_s": m32["ours_median_s"],
-        "all_to_all_cover_s": cover["seconds"],
-        "all_to_all_cover_size": cover["size"],
-        "perms_6x6_routed": six["ours_routed"],
-        "perms_6x6_total": six["n"],
-        "perms_6x6_s": six["ours_s"],
-        "speedup_vs_baseline": speedup,
-        "speedup_workload": "720 permutations of the 6x6 switch (baseline s / our s)",
-        "speedup_matching_32": _ratio(m32["baseline_median_s"], m32["ours_median_s"]),
-        "all_to_all_cover_verified_worst_isolation_db": cover["verified_worst_isolation_db"],
-        "all_to_all_cover_25db_size": cover_25["size"],
-        "all_to_all_cover_25db_s": cover_25["seconds"],
-        "all_to_all_cover_25db_verified_worst_isolation_db": cover_25[
-            "verified_worst_isolation_db"
-        ],
+    return {
+        "endpoints_32": ends,
+        "matching_32": m32,
+        "cover": cover,
+        "cover_25db": cover_25,
+        "perms_6x6": six,
+        "dead_cells": dead,
+        "isolation": isolation,
     }
-    # the issue's criterion under the default imperfections (every cell at the typical figures)
-    typical = isolation["typical_35_db"]["aware_typical"]
-    for key in ("6x6", "32"):
-        summary[f"isolation_{key}_typical_ge_25_db_fraction"] = typical[key]["ge_25_db_fraction"]
-        summary[f"isolation_{key}_typical_worst_db"] = typical[key]["worst_db"]
-    # the issue's criterion on cells of the published range, before / after isolation-aware
-    # routing (the router knowing each cell's extinction)
-    published = isolation["published_32_44_db"]
-    for when, router in (("before", "plain"), ("after", "aware_per_cell")):
-        for label, key in (("6x6", "6x6"), ("32", "32")):
-            r = published[router][label]
-            summary[f"isolation_{key}_ge_25_db_fraction_{when}"] = r["ge_25_db_fraction"]
-            summary[f"isolation_{key}_median_db_{when}"] = r["median_db"]
-            summary[f"isolation_{key}_worst_db_{when}"] = r["worst_db"]
-    if args.json:
-        print(
-            json.dumps(
-                summary
-                | {
-                    "endpoints_32": ends,
-                    "matching_32": m32,
-                    "cover": cover,
-                    "cover_25db": cover_25,
-                    "perms_6x6": six,
-                    "dead_cells": dead,
-                    "isolation": isolation,
-                    "settings": {k: v for k, v in vars(args).items() if k not in ("json",)},
-                }
-            )
-        )
-        return 0
 
-    print(f"32 endpoints on mesh_9x9 (278 cells, 140 edge ports): {ends}")
-    print()
-    print("workload                          ours                baseline            ratio")
-    print(
-        f"6x6, 720 permutations   routed  {six['ours_routed']:>4}/{six['n']:<14}"
-        f"{six['baseline_routed']:>4}/{six['n']:<14}"
-    )
-    print(
-        f"                        time    {six['ours_s']:>8.2f} s          "
-        f"{six['baseline_s']:>8.2f} s          {speedup:5.2f}x"
-    )
-    print(
-        f"                        cells   {six['path_cells_mean']:>8.2f} mean       "
-        f"{six['baseline_path_cells_mean']:>8.2f} mean"
-    )
-    print(
-        f"9x9, 32-port matchings  routed  {m32['ours_routed']:>4}/{m32['n']:<14}"
-        f"{m32['baseline_routed']:>4}/{m32['n']:<14}"
-    )
-    print(
-        f"                        median  {m32['ours_median_s'] * 1e3:>8.1f} ms         "
-        f"{m32['baseline_median_s'] * 1e3:>8.1f} ms         "
-        f"{summary['speedup_matching_32']:5.2f}x"
-    )
-    print(
-        f"                        total   {m32['ours_total_s']:>8.2f} s          "
-        f"{m32['baseline_total_s']:>8.2f} s          "
-        f"{_ratio(m32['baseline_total_s'], m32['ours_total_s']):5.2f}x"
-    )
-    print("(ratio = baseline time / our time; > 1 means ours is faster)")
-    if args.exact:
-        print(
-            f"32-port matchings our router failed that an exact MILP routes: "
-            f"{m32['ours_failed_but_routable']} (time limit hit: {m32['exact_time_limit_hit']})"
-        )
-    print()
-    print("targets                                   measured     target     ")
-    print(
-        f"one 32-port matching (median)          {m32['ours_median_s'] * 1e3:9.1f} ms  "
-        f"{TARGET_MATCHING_32_S * 1e3:6.0f} ms   "
-        f"{_mark(m32['ours_median_s'], TARGET_MATCHING_32_S)}"
-    )
-    print(
-        f"all-to-all cover                       {cover['seconds']:9.2f} s   "
-        f"{TARGET_COVER_S:6.0f} s    {_mark(cover['seconds'], TARGET_COVER_S)}"
-    )
-    print(
-        f"720 permutations of the 6x6 switch     {six['ours_s']:9.2f} s   "
-        f"{TARGET_PERMS_6X6_S:6.0f} s    {_mark(six['ours_s'], TARGET_PERMS_6X6_S)}"
-        f"   ({six['ours_per_config_ms']:.1f} ms per configuration)"
-    )
-    print()
-    for c in (cover, cover_25):
-        ask = "any isolation" if c["isolation_db"] is None else f">= {c['isolation_db']} dB"
-        print(
-            f"all-to-all cover ({ask} predicted): {c['size']} matchings (optimum "
-            f"{c['optimum']}) in {c['seconds']:.2f} s, {c['pairs_joined']}/{c['pairs_total']} "
-            f"pairs joined; {c['note']}; verified on typical cells: worst isolation "
-            f"{c['verified_worst_isolation_db']:.1f} dB, return loss "
-            f"{c['verified_worst_return_loss_db']:.1f} dB"
-        )
-    print()
-    imp = six["imperfect_chip"]
-    print(
-        f"6x6 switch: routed {six['ours_routed']}/{six['n']}; path length "
-        f"{six['path_cells_min']}/{six['path_cells_mean']:.2f}/{six['path_cells_max']} cells "
-        f"(min/mean/max)"
-    )
-    print(
-        f"  {six['verified_configs']} configurations verified (every {args.stride}th): ideal "
-        f"loss error max {six['ideal_max_loss_error_db']:.2e} dB"
-    )
-    if imp:
-        print(
-            f"  with imperfections (sigma 0.009, 0.5 dB/cell; default router): loss "
-            f"{imp['loss_min_db']:.2f}.."
-            f"{imp['loss_max_db']:.2f} dB (spread {imp['loss_spread_db']:.2f} dB, "
-            f"{imp['max_spread_in_one_config_db']:.2f} dB within one configuration); isolation "
-            f"worst {imp['worst_isolation_db']:.1f} dB, median "
-            f"{imp['median_isolation_db']:.1f} dB, >= 25 dB in "
-            f"{100 * imp['isolation_ge_25_db_fraction']:.0f} %"
-        )
-    if "imperfect_chip" in m32:
-        c = m32["imperfect_chip"]
-        print(
-            f"9x9, {c['configs']} routed 32-port matchings with imperfections: loss "
-            f"{c['loss_min_db']:.2f}..{c['loss_max_db']:.2f} dB, isolation worst "
-            f"{c['worst_isolation_db']:.1f} dB, median {c['median_isolation_db']:.1f} dB, "
-            f">= 25 dB in {100 * c['isolation_ge_25_db_fraction']:.0f} %"
-        )
-    print()
-    print(
-        f"worst port isolation per configuration (scattering solve, 1550 nm), {args.chips} "
-        f"chip(s) per model; 6x6: 720 permutations, 9x9: {args.matchings} 32-port matchings"
-    )
-    print(
-        "chip cells                 router            6x6: >= 25 dB  median  worst"
-        "    32: >= 25 dB  median  worst"
-    )
-    for model, rows in isolation.items():
-        for name, row in rows.items():
-            six_r, m_r = row["6x6"], row["32"]
-            print(
-                f"{model:<26} {name:<16} {100 * six_r['ge_25_db_fraction']:12.1f} % "
-                f"{six_r['median_db']:6.1f} {six_r['worst_db']:6.1f}    "
-                f"{100 * m_r['ge_25_db_fraction']:11.0f} % {m_r['median_db']:6.1f} "
-                f"{m_r['worst_db']:6.1f}"
-            )
-    print(
-        "(plain: isolation_target_db=None; aware_typical: the router assumes 35 dB in every "
-        "cell; aware_per_cell: it knows each cell's extinction)"
-    )
-    print()
-    print(
-        f"dead cells on mesh_9x9: {args.dead_sets} random dead-cell sets x "
-        f"{args.dead_matchings} random 32-port matchings per k (fraction routable)"
-    )
-    head = "   k   ours   baseline   ours median time"
-    if args.exact:
-        head += "   ours missed (MILP routable)   proved unroutable"
-    print(head)
-    for row in dead:
-        line = (
-            f"{row['k']:>4}   {row['ours_fraction']:4.2f}   {row['baseline_fraction']:8.2f}   "
-            f"{row['ours_median_s'] * 1e3:13.1f} ms"
-        )
-        if args.exact:
-            line += f"   {row['ours_failed_but_routable']:>27}   {row['proved_unroutable']:>17}"
-        print(line)
+
+def main() -> int:
+    args = parse_args()
+    figures = run(args)
+    summary = summarize(figures)
+    if args.json:
+        settings = {k: v for k, v in vars(args).items() if k not in ("json",)}
+        print(json.dumps(summary | figures | {"settings": settings}))
+        return 0
+    print_tables(figures, summary, args)
     return 0
 
 
