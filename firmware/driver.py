@@ -5,6 +5,11 @@
 :class:`~photonics.mesh_chip.MeshChip`) and models the hardware's time (a per-channel write time
 of the driver electronics and first-order thermal settling: Perez-Lopez et al., Nat. Commun. 15,
 1563 (2024); docs/physics.md). A real heater driver implements the same interface in :mod:`hil`.
+
+The photodiodes see two kinds of light: the firmware's own (``detect``, ``measure``: the
+inputs it lights, for calibration and ring locks) and the light from outside, the endpoints'
+(``monitor``). On the emulator every endpoint, an accelerator's transmitter, sends
+``launch_mW`` into the chip (default :data:`LAUNCH_MW`: 1 mW = 0 dBm each).
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ DEFAULT_READ_S = 1e-4
 
 #: Ambient temperature of the emulated chip at ``delta_T_K = 0``, C.
 REFERENCE_TEMPERATURE_C = 25.0
+#: Power each endpoint of an emulated switch sends into the chip, mW (0 dBm): the light
+#: :meth:`EmulatedDriver.monitor` reads arriving at the endpoints.
+LAUNCH_MW = 1.0
 
 
 class DriverError(PswitchError):
@@ -67,6 +75,12 @@ class ChipDriver(Protocol):
     ) -> np.ndarray:
         """Output powers, mW, for input fields in sqrt(mW): every detector, or only
         ``outputs`` (in that order; a bench reads fewer channels faster)."""
+        ...
+
+    def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
+        """Power arriving at every detector now, mW, from the light outside the chip sends
+        in (the endpoints'; on a bench, its laser), none of the firmware's own: every
+        detector, or only ``outputs`` (in that order)."""
         ...
 
     def measure(
@@ -107,6 +121,10 @@ class EmulatedDriver:
     write of the changed channels plus settling and one detector read of ``read_s``; its rows
     are checked against the limits by the chip, before anything is computed or time passes.
 
+    ``monitor`` reads the light the endpoints send, :attr:`launch_mW`: each endpoint's light
+    crosses the chip on its own and the powers add at a photodiode (independent transmitters
+    do not interfere), plus the photodiode's noise; one detector read of ``read_s``.
+
     For tests of the controller's recovery, ``fail_after`` (an int) makes the next write apply
     only its first ``fail_after`` channels and raise :class:`DriverError`, as a driver that
     loses its link part-way would; ``delta_T_K`` is the ambient temperature above 25 C.
@@ -119,6 +137,7 @@ class EmulatedDriver:
         settle_tolerance: float = DEFAULT_SETTLE_TOLERANCE,
         rng: np.random.Generator | None = None,
         read_s: float = DEFAULT_READ_S,
+        launch_mW: float | Sequence[float] = LAUNCH_MW,
     ) -> None:
         if channel_write_s < 0 or read_s < 0:
             raise SettingsError(f"times must be >= 0 s, got {channel_write_s}, {read_s}")
@@ -131,6 +150,23 @@ class EmulatedDriver:
         self.elapsed_s = 0.0  # modeled hardware time spent so far
         self.fail_after: int | None = None
         self.delta_T_K = 0.0
+        self.launch_mW = launch_mW
+
+    @property
+    def launch_mW(self) -> np.ndarray:
+        """What each endpoint sends into the chip, mW (one per endpoint): the emulated world's
+        transmitters, not the switch's. Set it to one number (every endpoint) or one per
+        endpoint, each finite and >= 0."""
+        return self._launch_mW.copy()
+
+    @launch_mW.setter
+    def launch_mW(self, value: float | Sequence[float]) -> None:
+        n, raw = self.n_detectors, np.asarray(value)
+        if raw.dtype.kind not in "iuf" or raw.ndim > 1 or raw.size not in (1, n):
+            raise SettingsError(f"launch_mW must be one number or {n} numbers, got {value!r}")
+        if not np.all(np.isfinite(raw) & (raw >= 0)):
+            raise SettingsError(f"launch_mW must be finite and >= 0 mW, got {value!r}")
+        self._launch_mW = np.broadcast_to(raw.astype(float), (n,)).copy()
 
     @property
     def n_channels(self) -> int:
@@ -177,6 +213,22 @@ class EmulatedDriver:
         self.elapsed_s += self.read_s
         seen = self.chip.detect(self._current, input_field, self.rng, self.delta_T_K)
         return seen if outputs is None else seen[..., list(outputs)]
+
+    def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
+        self.elapsed_s += self.read_s
+        seen = self._arriving_mW()
+        return seen if outputs is None else seen[list(outputs)]
+
+    def _arriving_mW(self) -> np.ndarray:
+        """Every photodiode's reading of the endpoints' light, mW (see the class docstring)."""
+        n, lit = self.n_detectors, np.flatnonzero(self._launch_mW)
+        power = np.zeros(n)
+        if lit.size:  # one input field per lit endpoint, alone
+            fields = np.sqrt(self._launch_mW[lit])[:, None] * np.eye(n)[lit]
+            power = self.chip.detect(self._current, fields, None, self.delta_T_K).sum(axis=0)
+        if self.rng is not None:
+            power = power + self.rng.normal(0.0, self.chip.spec.noise_floor_mW, n)
+        return power
 
     def measure(
         self,

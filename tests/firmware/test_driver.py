@@ -5,9 +5,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_READ_S, DriverError, EmulatedDriver
+from firmware.driver import (
+    DEFAULT_CHANNEL_WRITE_S,
+    DEFAULT_READ_S,
+    LAUNCH_MW,
+    DriverError,
+    EmulatedDriver,
+)
 from photonics.chip import Chip, ChipSpec
-from photonics.errors import LimitError, PortError, ShapeError
+from photonics.errors import LimitError, PortError, SettingsError, ShapeError
 from photonics.thermal import Heaters, settling_time_s
 
 CHIP = Chip(ChipSpec(n_ports=4, seed=1))
@@ -89,3 +95,30 @@ def test_an_injected_link_failure_leaves_a_partial_write_and_says_so() -> None:
         driver.write([4, 5, 6], [1.0, 2.0, 3.0])
     assert driver.currents()[[4, 5, 6]].tolist() == [1.0, 2.0, 0.0]
     assert driver.write([6], [3.0]) > 0  # one failure only: the next write goes through
+
+
+def test_monitor_adds_each_endpoints_light_and_reads_the_noise_once() -> None:
+    driver = EmulatedDriver(CHIP, launch_mW=[1.0, 0.0, 2.0, 0.5])
+    driver.write([0, 3, 9], [2.0, 5.0, 4.0])
+    alone = [
+        CHIP.detect(driver.currents(), np.sqrt(p) * np.eye(4)[k])
+        for k, p in [(0, 1.0), (2, 2.0), (3, 0.5)]
+    ]
+    assert np.allclose(driver.monitor(), np.sum(alone, axis=0))  # independent lasers: no fringes
+    assert np.array_equal(driver.monitor([3, 1]), driver.monitor()[[3, 1]])
+    spent = driver.elapsed_s
+    driver.monitor()
+    assert driver.elapsed_s == pytest.approx(spent + DEFAULT_READ_S)  # one detector read
+    noisy = EmulatedDriver(CHIP, rng=np.random.default_rng(0), launch_mW=0.0)
+    assert np.std(noisy.monitor()) < 5 * CHIP.spec.noise_floor_mW  # one draw, not one per input
+    assert np.array_equal(EmulatedDriver(CHIP).launch_mW, np.full(4, LAUNCH_MW))
+
+
+@pytest.mark.parametrize(
+    "launch", [-1.0, float("nan"), float("inf"), [1.0, 2.0], [[1.0] * 4], True, "1", None]
+)
+def test_a_bad_launch_power_is_refused_and_the_old_one_kept(launch) -> None:
+    driver = EmulatedDriver(CHIP)
+    with pytest.raises(SettingsError, match="launch_mW must be"):
+        driver.launch_mW = launch
+    assert np.array_equal(driver.launch_mW, np.full(4, LAUNCH_MW))
