@@ -77,6 +77,11 @@ class BenchDetectors:
             total += self.meter.read_all_mW(chosen) * power[port] / self.emitted_mW
         return total
 
+    def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
+        """Every output (or only ``outputs``) on the power meter, mW, with the laser where it
+        is: no input switched, no rescaling."""
+        return self.meter.read_all_mW(list(range(self.ports) if outputs is None else outputs))
+
 
 @dataclass(frozen=True)
 class MatchingCheck:

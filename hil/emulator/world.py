@@ -108,7 +108,9 @@ class _ChipAtLaser:
 
 class BenchDriver(EmulatedDriver):
     """The world's heater driver: every call under the world's lock, and every write recorded
-    with the time it takes effect on the bench (see the module docstring)."""
+    with the time it takes effect on the bench (see the module docstring). Its ``monitor``
+    reads the bench's light (not ``launch_mW``): what the power meter reads once the last
+    heater write has taken effect, as a switch reads its detectors after settling."""
 
     def __init__(self, world: BenchWorld, chip: Chip, rng: np.random.Generator) -> None:
         super().__init__(_ChipAtLaser(chip, world), rng=rng)
@@ -133,6 +135,13 @@ class BenchDriver(EmulatedDriver):
     ) -> np.ndarray:
         with self._world.lock:
             return super().detect(input_field, outputs)
+
+    def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
+        with self._world.lock:
+            return super().monitor(outputs)
+
+    def _arriving_mW(self) -> np.ndarray:
+        return self._world.output_power_mW(self._world.settled_at)
 
     def measure(
         self,

@@ -58,6 +58,10 @@ class Detectors(Protocol):
         sqrt(mW) on the chip."""
         ...
 
+    def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
+        """Power on every chip output (or only ``outputs``), mW, with the light as it is."""
+        ...
+
 
 def parse_float32_block(resource: str, data: bytes) -> np.ndarray:
     """The values of an IEEE 488.2 definite-length block (``#<d><length><bytes>``) of

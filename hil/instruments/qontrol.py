@@ -15,7 +15,7 @@ As a :class:`~firmware.driver.ChipDriver` (so the firmware's
   channels one command each, and returns once they have settled: ``channel_write_s`` per
   channel plus ``settle_s`` of thermal settling. A failure part-way raises
   :class:`~firmware.driver.DriverError` (the controller rolls back);
-- ``detect``/``measure`` read light through the optional ``detectors``
+- ``detect``/``measure``/``monitor`` read light through the optional ``detectors``
   (:class:`~hil.instruments.base.Detectors`); without them they raise ``DriverError``;
 - ``power_mW`` models each heater as a constant resistance: the V/I read back at the highest
   current seen so far (``voltages()``, ``voltage()``; the resistance rises with current,
@@ -260,11 +260,18 @@ class Qontrol:
     def detect(
         self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
     ) -> np.ndarray:
+        return self._read(lambda detectors: detectors.detect(input_field, outputs))
+
+    def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
+        return self._read(lambda detectors: detectors.monitor(outputs))
+
+    def _read(self, read: Callable[[Detectors], np.ndarray]) -> np.ndarray:
+        """``read(detectors)`` as floats (mW), its time spent; DriverError without them."""
         if self.detectors is None:
             raise DriverError(f"{self.resource}: no detectors attached to this heater driver")
         start = time.monotonic()
         try:
-            return np.asarray(self.detectors.detect(input_field, outputs), dtype=float)
+            return np.asarray(read(self.detectors), dtype=float)
         finally:
             self._spent(start)
 

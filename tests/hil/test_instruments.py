@@ -592,8 +592,9 @@ def test_qontrol_as_chip_driver_checks_everything_before_writing(chip) -> None:
     assert seconds >= 2 * q.channel_write_s and q.elapsed_s >= seconds
     assert world.driver.currents()[[0, 1]].tolist() == [2.0, 3.0]
     assert world.settled_at <= world.clock()  # it returned once the hardware had acted
-    with pytest.raises(DriverError, match="no detectors"):
-        q.detect(np.ones(8))
+    for read in (lambda: q.detect(np.ones(8)), q.monitor):
+        with pytest.raises(DriverError, match="no detectors"):
+            read()
     bench.qontrol.imax[5] = 1.0  # the instrument's limit drops behind the driver's back
     with pytest.raises(DriverError, match="after 1 of 2"):
         q.write([4, 5], [2.0, 2.0])

@@ -166,6 +166,20 @@ def test_a_matching_set_by_the_controller_lights_the_partner_port(world: BenchWo
     assert seen[5] > 100 * np.delete(seen, 5).max()
 
 
+def test_the_switch_reads_the_bench_light_once_its_heaters_have_settled(world: BenchWorld) -> None:
+    controller = world.controller
+    world.select_input(1)
+    assert controller.handle("ROUT:MATC 1,6") is None  # the clock stands: nothing has acted yet
+    assert world.settled_at > world.clock()
+    spent = world.driver.elapsed_s
+    seen = world.driver.monitor()
+    settled = expected_mW(world, world.driver.currents())
+    assert np.allclose(seen, settled, atol=6e-6) and int(np.argmax(seen)) == 6
+    assert not np.allclose(world.output_power_mW(), settled, atol=1e-3)  # the meter, now
+    assert world.driver.monitor([6, 1]) == pytest.approx(settled[[6, 1]], abs=6e-6)
+    assert world.driver.elapsed_s == pytest.approx(spent + 2 * world.driver.read_s)
+
+
 def test_a_refused_write_leaves_the_bench_as_it_was(world: BenchWorld) -> None:
     world.driver.write([3], [2.0])
     settled = world.settled_at
