@@ -15,6 +15,7 @@ message, after which the state on the switch is as it was before the command.
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,11 +27,12 @@ import numpy as np
 
 from firmware.commands import command_line, drain_errors
 from firmware.controller import Controller, Rings
-from firmware.driver import EmulatedDriver
+from firmware.controller.measure import UNITS, in_unit
+from firmware.driver import LAUNCH_MW, EmulatedDriver
 from firmware.fabric import Job
 from firmware.store import Store
 from photonics import topologies
-from photonics.errors import PswitchError, SettingsError
+from photonics.errors import PortError, PswitchError, SettingsError
 from photonics.matching import Matching
 
 #: The switch's commands by header, as the controller declares them: every line the SDK sends is
@@ -121,6 +123,7 @@ class Switch:
         rings: bool = False,
         calibrated: bool = True,
         state_dir: str | Path | None = None,
+        launch_mW: float | Sequence[float] = LAUNCH_MW,
     ) -> Switch:
         """A switch on an emulated chip in this process.
 
@@ -129,7 +132,9 @@ class Switch:
         for ``ports`` endpoints; ``rings``: add-drop rings in front of the photodiodes
         (feed-forward only); ``calibrated``: start with the chip's factory calibration (else
         ``calibrate()`` first); ``state_dir``: the non-volatile store's directory (None:
-        nothing survives the object).
+        nothing survives the object); ``launch_mW``: what the endpoints send into the chip, mW
+        (one number for every endpoint, or one each): the light :meth:`powers` reads, the
+        emulated world's (``transport.controller.driver.launch_mW`` changes it later).
         """
         topology = topologies.topology(mesh)
         chip = topology.chip(ports, seed, rings)
@@ -143,7 +148,7 @@ class Switch:
             if store is not None and store.read_calibration() is None:
                 store.write_calibration(calibration)  # shipped in the device's memory
                 calibration = None  # the controller loads it from the store
-        driver = EmulatedDriver(chip, rng=np.random.default_rng(seed))
+        driver = EmulatedDriver(chip, rng=np.random.default_rng(seed), launch_mW=launch_mW)
         controller = Controller(driver, fabric, store, ring_cfg, calibration, model, str(seed))
         return cls(InProcessTransport(controller))
 
@@ -264,6 +269,30 @@ class Switch:
 
     def power_mW(self) -> float:
         return float(self._ask("SYSTem:POWer"))
+
+    # ---- detectors -------------------------------------------------------------------------
+    def powers(self, ports: Iterable[int] | None = None, unit: str = "mW") -> np.ndarray:
+        """The light arriving at the ports' monitor photodiodes now, in ``unit``: ``"mW"`` or
+        ``"dBm"``. Every port (``MEAS:POW:ALL?``), or ``ports`` in their order (``MEAS:POW?``
+        each), asked in mW and converted here as the switch converts (:func:`in_unit`). A
+        reading below the floor, -60 dBm (1e-6 mW), reads as the floor. The arguments are
+        checked before anything is sent: ports integers in 0..ports-1, unit one of the two,
+        any case."""
+        if not isinstance(unit, str) or unit.upper() not in UNITS:
+            raise SettingsError(f"unit must be 'mW' or 'dBm', got {unit!r}")
+        if ports is None:
+            return in_unit(self._numbers("MEASure:POWer:ALL"), unit)
+        if isinstance(ports, str) or not isinstance(ports, Iterable):
+            raise SettingsError(f"ports must be a sequence of port numbers or None, got {ports!r}")
+        chosen = list(ports)
+        for p in chosen:
+            if (
+                isinstance(p, bool)
+                or not isinstance(p, numbers.Integral)
+                or not 0 <= p < self.ports
+            ):
+                raise PortError(f"ports must be integers in 0..{self.ports - 1}, got {p!r}")
+        return in_unit([float(self._ask("MEASure:POWer", int(p))) for p in chosen], unit)
 
     # ---- calibration and rings -------------------------------------------------------------
     def calibrate(self, save: bool = True) -> float:

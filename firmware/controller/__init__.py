@@ -3,7 +3,8 @@
 :class:`Controller` joins the subsystems, each a module of this package that declares and
 handles its commands (:mod:`firmware.declarations`): :mod:`~firmware.controller.system`
 (``*IDN``, ``*RST``, ``SYSTem``, ``STATus``), :mod:`~firmware.controller.routes` (``ROUTe``,
-``HEATer``), :mod:`~firmware.controller.calibration` (``CALibration``),
+``HEATer``), :mod:`~firmware.controller.measure` (``MEASure``),
+:mod:`~firmware.controller.calibration` (``CALibration``),
 :mod:`~firmware.controller.rings` (``RING``) and :mod:`~firmware.controller.schedule`
 (``SCHedule``), on :mod:`~firmware.controller.core` (the line protocol, the state, atomic
 application of heater currents, persistence). The command reference lists the commands in
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from firmware.controller.calibration import CalibrationCommands
 from firmware.controller.core import Core
+from firmware.controller.measure import MeasureCommands
 from firmware.controller.rings import RingCommands, Rings
 from firmware.controller.routes import HeaterCommands, RouteCommands
 from firmware.controller.schedule import ScheduleCommands
@@ -28,6 +30,7 @@ class Controller(
     SystemCommands,
     RouteCommands,
     HeaterCommands,
+    MeasureCommands,
     CalibrationCommands,
     RingCommands,
     ScheduleCommands,

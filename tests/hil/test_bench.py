@@ -170,3 +170,38 @@ def test_a_bad_heater_line_over_the_pty_is_refused_and_changes_no_current() -> N
         assert s.query("I2=999").startswith("E")
         assert s.query("I99=1").startswith("E")
         assert s.query("IALL?") == before
+
+
+def test_a_remote_client_verifies_a_route_on_the_switchs_own_detectors() -> None:
+    """Real pyvisa sessions only: the laser into port 0 through the fibre switch, a matching on
+    the switch and the partner's output ring locked, then MEAS:POW:ALL? on the switch: the
+    partner bright, every other port at least 20 dB below. The host-side firmware of a Bench
+    reads the same light through its Qontrol."""
+    from firmware.sdk import Switch
+    from hil.emulator.world import FACET_LOSS_DB
+    from hil.instruments import Laser8164B, OpticalSwitch
+    from hil.visa import Session
+
+    with EmulatedBench(ports=8, seed=0) as emulated:
+        resources = emulated.resources
+        with Session(resources["laser"]) as mainframe, Session(resources["switch"]) as s:
+            laser = Laser8164B(mainframe)
+            laser.set_power_mW(1.0)
+            laser.on()
+            OpticalSwitch(mainframe).select(0)
+            s.write("ROUT:MATC 0,5,1,2,3,7,4,6;RING:LOCK 5")  # its output ring on the laser
+            mw = np.array([float(x) for x in s.query("MEAS:POW:ALL?").split(",")])
+            dbm = np.array([float(x) for x in s.query("MEAS:POW:ALL? DBM").split(",")])
+            loss_db = float(s.query("ROUT:PATH? 0").split(",")[1])
+            one = float(s.query("MEAS:POW? 5,DBM"))
+            assert s.query("SYST:ERR?") == '0,"No error"'
+        assert mw.shape == dbm.shape == (8,) and np.all(mw > 0)
+        assert int(np.argmax(dbm)) == 5 and one == pytest.approx(dbm[5], abs=0.01)
+        assert dbm[5] == pytest.approx(-(loss_db + 2 * FACET_LOSS_DB), abs=0.5)  # 1 mW in
+        assert np.all(dbm[5] - np.delete(dbm, 5) > 20)
+        with Switch.open(resources["switch"]) as sw:  # the SDK over the same wire
+            assert sw.powers([5], unit="dBm")[0] == pytest.approx(dbm[5], abs=0.01)
+        with Bench(emulated.config()) as bench:  # the laser stays on input 0
+            seen = bench.firmware.powers(unit="dBm")
+            assert seen[5] == pytest.approx(dbm[5], abs=0.05)
+            assert np.all(seen[5] - np.delete(seen, 5) > 20)

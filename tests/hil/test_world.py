@@ -178,6 +178,7 @@ def test_the_switch_reads_the_bench_light_once_its_heaters_have_settled(world: B
     assert not np.allclose(world.output_power_mW(), settled, atol=1e-3)  # the meter, now
     assert world.driver.monitor([6, 1]) == pytest.approx(settled[[6, 1]], abs=6e-6)
     assert world.driver.elapsed_s == pytest.approx(spent + 2 * world.driver.read_s)
+    assert float(controller.handle("MEAS:POW? 6")) == pytest.approx(settled[6], abs=6e-6)
 
 
 def test_a_refused_write_leaves_the_bench_as_it_was(world: BenchWorld) -> None:
