@@ -14,7 +14,8 @@ registered topology whose endpoints send and receive on one port
    exist on feed-forward chips only: a separate 4-port Clements switch) and the failover
    timeline.
 
-Powers are measured on the emulated detectors, one input lit at a time with 1 mW; a circuit is
+Powers are read on the switch's photodiodes (``MEAS:POW:ALL?``, ``Switch.powers()``), one
+accelerator at a time sending 1 mW (the emulated world's light, not the switch's); a circuit is
 verified when its output gets the light of its source with >= ``VERIFY_ISOLATION_DB`` over the
 strongest other lit input (and its own light sent back) and within ``VERIFY_LOSS_DB`` of the
 predicted insertion loss.
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from firmware.driver import LAUNCH_MW
 from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch, SwitchError
 from photonics import topologies
@@ -83,13 +85,19 @@ def job_for(ports: int) -> Job:
 
 
 def measured_powers(switch: Switch, ports: list[int]) -> np.ndarray:
-    """Detected power, mW, ``[output, input]``, lighting each of ``ports`` alone with 1 mW
-    (other columns zero)."""
-    driver = switch.transport.controller.driver
-    n = switch.ports
+    """Detected power, mW per mW sent, ``[output, input]``: the switch's photodiodes
+    (:meth:`Switch.powers`) with the accelerator on each of ``ports`` alone sending
+    :data:`LAUNCH_MW` (other columns zero); a reading below the switch's floor (1e-6 mW) reads
+    as the floor."""
+    world = switch.transport.controller.driver  # the emulated accelerators' transmitters
+    n, before = switch.ports, world.launch_mW
     P = np.zeros((n, n))
-    for a in ports:
-        P[:, a] = driver.detect(np.eye(n)[a])
+    try:
+        for a in ports:
+            world.launch_mW = LAUNCH_MW * np.eye(n)[a]
+            P[:, a] = switch.powers() / LAUNCH_MW
+    finally:
+        world.launch_mW = before
     return P
 
 
