@@ -78,8 +78,8 @@ class ChipDriver(Protocol):
         ...
 
     def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
-        """Power arriving at every detector now, mW, from the light outside the chip sends
-        in (the endpoints'; on a bench, its laser), none of the firmware's own: every
+        """Power arriving at every detector now, mW, of the light sent in from outside the
+        chip (the endpoints'; on a bench, its laser), none of the firmware's own: every
         detector, or only ``outputs`` (in that order)."""
         ...
 
