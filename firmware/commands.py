@@ -10,15 +10,22 @@ Arguments:
 
 - numbers: ``5``, ``-2.5``, ``1e-3``, optionally with a unit suffix converted to the
   parameter's unit (``12.5mA``, ``0.01 A``; the prefixes ``K``, ``M`` (milli), ``U``, ``N``),
-  or ``MIN`` / ``MAX`` / ``DEF``;
+  or ``MIN`` / ``MAX`` / ``DEF`` (the parameter's range ends and default; -224 where it has
+  none). At most :data:`MAX_DIGITS` significant digits (-124) and an exponent of at most
+  :data:`MAX_EXPONENT` (-123);
+- integers (ports, channels, rings): a number whose exact decimal value is an integer, so
+  ``2``, ``2.0`` and ``20e-1`` are 2 while ``2.5`` and ``0.99999999999999999`` are -104
+  (never rounded); no unit suffix;
 - booleans: ``ON``, ``OFF``, ``1``, ``0``;
 - names: character data from a fixed set (``BAR``, ``CROSS``);
 - strings: ``"quoted"`` or ``'quoted'``;
 - lists: any number of integers (``0,5,1,4``) or of numbers (``1.5mA,0,2``), taking the rest
-  of the arguments.
+  of the arguments; ``MIN`` and ``MAX`` stand for an element's range ends, ``DEF`` for none.
 
 The whole line is parsed before anything runs: a line with a syntax error runs nothing. Errors
 are :class:`ScpiError` with the standard codes (:data:`MESSAGES`), kept by :class:`ErrorQueue`.
+A line holds at most :data:`MAX_LINE` characters (-363); parsing takes time linear in its
+length.
 
 A device declares its commands on the methods that handle them (:mod:`firmware.declarations`);
 a client writes a declared command's line with :func:`command_line`, and every SCPI client (the
@@ -27,15 +34,22 @@ SDK, the instrument drivers) reads the error queue with :func:`drain_errors`.
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Literal
 
 #: Longest accepted line, characters (terminator excluded).
 MAX_LINE = 4096
+#: Most significant digits of a number (-124 beyond) and largest exponent (-123), as IEEE 488.2.
+MAX_DIGITS = 255
+MAX_EXPONENT = 32000
+#: Longest detail of an error message, characters; a longer one is cut and ends in ``...``.
+MAX_DETAIL = 200
 #: Capacity of the error queue; the last slot becomes -350 when it overflows.
 QUEUE_SIZE = 16
 
@@ -51,6 +65,8 @@ MESSAGES = {
     -109: "Missing parameter",
     -113: "Undefined header",
     -120: "Numeric data error",
+    -123: "Exponent too large",
+    -124: "Too many digits",
     -131: "Invalid suffix",
     -141: "Invalid character data",
     -150: "String data error",
@@ -74,7 +90,7 @@ class ScpiError(Exception):
         if code not in MESSAGES:
             raise ValueError(f"unknown SCPI error code {code}")
         self.code = code
-        self.detail = detail
+        self.detail = detail if len(detail) <= MAX_DETAIL else detail[: MAX_DETAIL - 3] + "..."
         super().__init__(f"{code},{self.text}")
 
     @property
@@ -126,7 +142,9 @@ _UNITS = {
     "C": ("CEL", 1.0),
     "dB": ("DB", 1.0),
 }
-_NUMBER = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)$")
+# sign, whole digits, fraction digits, exponent, unit suffix: each part stops where a character
+# of another class starts, so a failed match backtracks over each character once (linear time)
+_NUMBER = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*([A-Za-z]*)")
 _HEADER = re.compile(r"^(\*[A-Za-z]+\??|:?[A-Za-z][A-Za-z0-9]*(?::[A-Za-z][A-Za-z0-9]*)*\??)$")
 
 
@@ -180,6 +198,11 @@ class Param:
         """This parameter with every :class:`Bound` of its range resolved against ``sizes``."""
         low, high = (x.resolve(sizes) if isinstance(x, Bound) else x for x in (self.low, self.high))
         return replace(self, low=low, high=high)
+
+    def outside(self, value: float | Decimal) -> bool:
+        """Whether ``value`` is outside this parameter's range."""
+        low, high = (x if isinstance(x, numbers.Real) else None for x in (self.low, self.high))
+        return (low is not None and value < low) or (high is not None and value > high)
 
 
 def _fmt(x: float | Bound | None) -> str:
@@ -257,8 +280,19 @@ def split_line(line: str | bytes) -> list[str]:
     return [p for p in _split(line, ";") if p]
 
 
-def _split(text: str, sep: str) -> list[str]:
-    """``text`` split at ``sep`` outside quotes, each part stripped."""
+def is_query(line: str | bytes) -> bool:
+    """Whether ``line`` asks for a reply: one of its commands has a header ending in ``?``
+    (a ``;`` or ``?`` inside quotes is data; an unterminated quote runs to the end). Decided
+    on the text alone, so a server replies to a failed query with an empty line and to
+    nothing else."""
+    text = line.decode("ascii", "replace") if isinstance(line, bytes) else line
+    parts = _split(text, ";", strict=False)
+    return any(part.split(None, 1)[0].endswith("?") for part in parts if part)
+
+
+def _split(text: str, sep: str, strict: bool = True) -> list[str]:
+    """``text`` split at ``sep`` outside quotes, each part stripped; an unterminated quote
+    is -150 when ``strict``."""
     parts, start, quote = [], 0, ""
     for i, ch in enumerate(text):
         if quote:
@@ -268,7 +302,7 @@ def _split(text: str, sep: str) -> list[str]:
         elif ch == sep:
             parts.append(text[start:i].strip())
             start = i + 1
-    if quote:
+    if quote and strict:
         raise ScpiError(-150, "unterminated string")
     parts.append(text[start:].strip())
     return parts
@@ -346,24 +380,42 @@ def _convert(token: str, p: Param) -> object:
 
 
 def _number(token: str, p: Param, integer: bool) -> float | int:
-    special = {"MIN": p.low, "MAX": p.high, "DEF": p.default}.get(token.upper())
-    if token.upper() in ("MIN", "MAX", "DEF"):
-        if special is None:
-            raise ScpiError(-224, f"{p.name}: {token.upper()} is not defined here")
-        value = float(special)  # type: ignore[arg-type]
+    """A number (an exact integer when ``integer``) of ``p``'s range: a literal, or ``MIN``,
+    ``MAX``, ``DEF`` (``p``'s default, a list element has none)."""
+    word = token.upper()
+    if word in ("MIN", "MAX", "DEF"):
+        default = p.default if p.kind in ("number", "int") else None
+        special = {"MIN": p.low, "MAX": p.high, "DEF": default}[word]
+        if isinstance(special, bool) or not isinstance(special, numbers.Real):
+            raise ScpiError(-224, f"{p.name}: {word} is not defined here")
+        exact = Decimal(int(special) if isinstance(special, numbers.Integral) else float(special))
+        scale = 1.0
     else:
-        m = _NUMBER.match(token)
-        if not m:
-            raise ScpiError(-104, f"{p.name}: expected a number, got {token!r}")
-        value = float(m.group(1)) * _scale(m.group(2), p)
-    if integer:
-        if not value.is_integer():
-            raise ScpiError(-104, f"{p.name}: expected an integer, got {token!r}")
-        value = int(value)
-    if (p.low is not None and value < p.low) or (p.high is not None and value > p.high):
+        exact, suffix = _literal(token, p)
+        if integer and suffix:
+            raise ScpiError(-131, f"{p.name} is an integer, without unit; got {suffix!r}")
+        scale = _scale(suffix, p)
+    if integer and exact != exact.to_integral_value():
+        raise ScpiError(-104, f"{p.name}: expected an integer, got {token!r}")
+    value = exact if integer else float(exact) * scale
+    if p.outside(value) or not math.isfinite(value):
         unit = f" {p.unit}" if p.unit else ""
         raise ScpiError(-222, f"{p.name} {value:g}{unit} outside {_fmt(p.low)}..{_fmt(p.high)}")
-    return value
+    return int(value) if integer else value
+
+
+def _literal(token: str, p: Param) -> tuple[Decimal, str]:
+    """A decimal literal's exact value and its unit suffix."""
+    m = _NUMBER.fullmatch(token)
+    if m is None or not (m[2] or m[3]):
+        raise ScpiError(-104, f"{p.name}: expected a number, got {token!r}")
+    sign, whole, fraction, exponent, suffix = m.groups()
+    if len((whole + (fraction or "")).lstrip("0")) > MAX_DIGITS:
+        raise ScpiError(-124, f"{p.name}: more than {MAX_DIGITS} digits")
+    e = (exponent or "").lstrip("+-").lstrip("0")
+    if len(e) > len(str(MAX_EXPONENT)) or int(e or 0) > MAX_EXPONENT:
+        raise ScpiError(-123, f"{p.name}: an exponent beyond {MAX_EXPONENT}")
+    return Decimal(f"{sign}{whole or 0}.{fraction or 0}e{exponent or 0}"), suffix
 
 
 def _scale(suffix: str, p: Param) -> float:

@@ -11,6 +11,7 @@ from firmware.commands import (
     ScpiError,
     Spec,
     format_reply,
+    is_query,
     parse_line,
 )
 
@@ -27,6 +28,14 @@ GRAMMAR = (
     Spec("RING:LOCK", (Param("ring", "int", 0, 7), Param("on", "bool"))),
     Spec("CALibration:SAVE", (Param("name", "string", optional=True, default="default"),)),
     Spec("SCHedule:MODE", (Param("mode", "name", choices=("ONCE", "LOOP")),)),
+    Spec(
+        "SCHedule:ADD",
+        (
+            Param("dwell", "number", 1e-6, 10, "s"),
+            Param("ports", "list", 0, 15, optional=True, default=()),
+        ),
+    ),
+    Spec("HEATer:ALL", (Param("currents", "numbers", 0, 20, "mA"),)),
 )
 
 
@@ -99,11 +108,73 @@ def test_min_max_default_lists_bools_names_and_strings() -> None:
         ("ROUT::CONN 1,2", -102),
         ("ROUT:MATC", -109),
         ("ROUT:CONN " + "1" * MAX_LINE, -363),
+        # MIN / MAX / DEF where a parameter has no such value, in every kind and position
+        ("ROUT:MATC DEF", -224),
+        ("ROUT:MATC 0,1,DEF", -224),
+        ("SCH:ADD 1,DEF", -224),  # an optional list: DEF is no element
+        ("SCH:ADD 1,0,1,def", -224),
+        ("SCH:ADD DEF", -224),
+        ("HEAT:ALL 1,DEF", -224),
+        ("RING:LOCK 1,MAX", -104),
+        ("SCH:MODE DEF", -141),
+        ("CAL:SAVE MIN", -104),
+        # integers are exact: never rounded
+        ("ROUT:CONN 0.99999999999999999,2", -104),
+        ("ROUT:CONN 2.5e0,3", -104),
+        ("ROUT:CONN 1e-400,2", -104),
+        ("ROUT:CONN 1e400,2", -222),
+        ("HEAT:CURR 1,1e400", -222),
+        ("HEAT:CURR 1,inf", -104),
+        ("HEAT:CURR 1,nan", -104),
+        ("HEAT:CURR 1,.", -104),
+        ("ROUT:CONN " + "1" * 256 + ",2", -124),
+        ("HEAT:CURR 1,1e32001", -123),
+        ("HEAT:CURR 1,1e-32001", -123),
+        ("HEAT:CURR 1,1e" + "0" * 40 + "9", -222),  # leading zeros of an exponent
     ],
 )
 def test_bad_commands_get_their_standard_code(line, code) -> None:
     assert _code(line) == code
     assert code in MESSAGES
+
+
+@pytest.mark.parametrize(
+    ("line", "args"),
+    [
+        ("ROUT:MATC MIN,MAX", ((0, 15),)),  # in a list, MIN and MAX are the element's range ends
+        ("SCH:ADD MIN", (1e-6, ())),
+        ("SCH:ADD MAX,MIN,MAX", (10.0, (0, 15))),
+        ("ROUT:CONN 2.0,+3", (2, 3)),  # an exact integer in any decimal form
+        ("ROUT:CONN 20e-1,0.3E1", (2, 3)),
+        ("ROUT:CONN " + "0" * 300 + "1,2", (1, 2)),  # leading zeros are not digits that count
+        ("HEAT:CURR 1,-0", (1, 0.0)),
+        ("HEAT:CURR 1,1e-400", (1, 0.0)),
+        ("HEAT:CURR 1,MIN", (1, 0.0)),
+    ],
+)
+def test_numbers_and_min_max_read_exactly(line, args) -> None:
+    (cmd,) = parse_line(line, GRAMMAR)
+    assert cmd.args == args
+
+
+@pytest.mark.parametrize(
+    ("argument", "code"),
+    [
+        ("1" * MAX_LINE, -124),
+        ("1" * MAX_LINE + "@", -104),  # the shape that backtracked: digits, then a stray char
+        ("1." + "1" * MAX_LINE + "@", -104),
+        ("1e" + "1" * MAX_LINE + "@", -104),
+        ("1" + " " * MAX_LINE + "@", -104),
+        ("1 " + "m" * MAX_LINE + "@", -104),
+        ("'" + "a" * MAX_LINE + "'", -104),
+    ],
+)
+def test_a_longest_argument_of_any_shape_is_rejected_in_one_pass(argument, code) -> None:
+    # a regular expression that backtracks took seconds on such lines; this one is linear
+    line = ("ROUT:CONN " + argument)[: MAX_LINE - 1] + argument[-1]
+    assert _code(line) == code
+    header = "A" * (MAX_LINE - 1) + "@"
+    assert _code(header) == -102
 
 
 def test_a_bad_command_anywhere_on_a_line_rejects_the_line() -> None:
@@ -135,3 +206,22 @@ def test_replies_and_error_texts() -> None:
     assert format_reply([1, 2.5, True]) == "1,2.5,1"
     err = ScpiError(-222, 'port "9" outside 0..7')
     assert str(err) == "-222,\"Data out of range;port '9' outside 0..7\""
+
+
+@pytest.mark.parametrize(
+    ("line", "asks"),
+    [
+        ("*IDN?", True),
+        (" :syst:err? ", True),
+        (b"ROUT:CLE;SYST:ERR?", True),
+        ("ROUT:MATC 0,1", False),
+        ('CAL:SAVE "what?"', False),  # a '?' inside quotes asks nothing
+        ("CAL:SAVE 'x;SYST:ERR?'", False),
+        ('CAL:SAVE "open?', False),
+        ('ROUT:MATC? "open', True),
+        ("", False),
+        ("SYST:ERR?x", False),
+    ],
+)
+def test_a_line_is_a_query_when_a_header_ends_in_a_question_mark(line, asks) -> None:
+    assert is_query(line) is asks

@@ -15,6 +15,7 @@ from importlib.metadata import entry_points
 import numpy as np
 import pytest
 
+from firmware.commands import is_query
 from firmware.controller import Controller
 from firmware.sdk import Switch, SwitchError
 from hil.emulator.server import MAX_LINE, Faults, PtyServer, TcpServer
@@ -300,7 +301,7 @@ class _Firmware:
 
     def handle(self, line: str) -> str | None:
         reply = self.controller.handle(line)
-        return "" if reply is None and "?" in line else reply
+        return "" if reply is None and is_query(line) else reply
 
 
 def test_switch_open_over_tcp_end_to_end() -> None:
