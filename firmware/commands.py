@@ -20,12 +20,15 @@ Arguments:
 - names: character data from a fixed set (``BAR``, ``CROSS``);
 - strings: ``"quoted"`` or ``'quoted'``;
 - lists: any number of integers (``0,5,1,4``) or of numbers (``1.5mA,0,2``), taking the rest
-  of the arguments; ``MIN`` and ``MAX`` stand for an element's range ends, ``DEF`` for none.
+  of the arguments; ``MIN`` and ``MAX`` stand for an element's range ends, ``DEF`` for none;
+- groups: repeated fields, each group ending in a count ``n`` and ``n`` values
+  (``2ms,4,0,1,2,3,1ms,2,0,2``), taking the rest of the arguments.
 
 The whole line is parsed before anything runs: a line with a syntax error runs nothing. Errors
 are :class:`ScpiError` with the standard codes (:data:`MESSAGES`), kept by :class:`ErrorQueue`.
-A line holds at most :data:`MAX_LINE` characters (-363); parsing takes time linear in its
-length.
+Everything is bounded: :data:`MAX_LINE` characters a line (-363), :data:`MAX_COMMANDS`
+commands a line and :data:`MAX_ARGUMENTS` arguments a command (-223), and parsing takes time
+linear in the line's length.
 
 A device declares its commands on the methods that handle them (:mod:`firmware.declarations`);
 a client writes a declared command's line with :func:`command_line`, and every SCPI client (the
@@ -43,8 +46,13 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Literal
 
-#: Longest accepted line, characters (terminator excluded).
-MAX_LINE = 4096
+#: Longest accepted line, characters (terminator excluded): a whole schedule of a 64-port
+#: switch (``SCH:LOAD``, 64 steps, about 13,000 characters) fits in one.
+MAX_LINE = 16384
+#: Most commands on one line (-223 beyond).
+MAX_COMMANDS = 64
+#: Most arguments of one command (-223 beyond); a whole schedule of a 64-port switch is 4,224.
+MAX_ARGUMENTS = 5000
 #: Most significant digits of a number (-124 beyond) and largest exponent (-123), as IEEE 488.2.
 MAX_DIGITS = 255
 MAX_EXPONENT = 32000
@@ -73,6 +81,7 @@ MESSAGES = {
     -200: "Execution error",
     -221: "Settings conflict",
     -222: "Data out of range",
+    -223: "Too much data",
     -224: "Illegal parameter value",
     -240: "Hardware error",
     -300: "Device-specific error",
@@ -128,7 +137,9 @@ class ErrorQueue:
         return [e.code for e in self._items]
 
 
-Kind = Literal["number", "int", "bool", "name", "string", "list", "numbers"]
+Kind = Literal["number", "int", "bool", "name", "string", "list", "numbers", "groups"]
+#: The kinds that take the rest of the arguments.
+_LISTS = ("list", "numbers", "groups")
 
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e-3, "U": 1e-6, "N": 1e-9}
 #: Units a parameter may declare, with their size in base units.
@@ -165,8 +176,9 @@ class Bound:
 @dataclass(frozen=True)
 class Param:
     """One argument: its name, kind, inclusive range (numbers; an end may be a :class:`Bound`
-    until the grammar is bound to a device), unit, choices (names), and whether it may be left
-    out (then ``default``)."""
+    until the grammar is bound to a device), unit, choices (names), whether it may be left
+    out (then ``default``), and for ``groups`` the ``fields`` of a group: the leading ones,
+    then the last, of which a group holds a counted number."""
 
     name: str
     kind: Kind
@@ -176,10 +188,15 @@ class Param:
     choices: tuple[str, ...] = ()
     default: object = None
     optional: bool = False
+    fields: tuple[Param, ...] = ()
 
     def describe(self) -> str:
         """The parameter for the command reference."""
-        if self.kind in ("number", "int", "list", "numbers"):
+        if self.kind == "groups":
+            *heads, item = self.fields
+            text = "groups of " + ", ".join(f"{f.name} ({f.describe()})" for f in heads)
+            text += f", a count n, then n values of {item.name} ({item.describe()})"
+        elif self.kind in ("number", "int", "list", "numbers"):
             what = {"int": "integer", "list": "comma-separated integers"}.get(self.kind, "number")
             if self.kind == "numbers":
                 what = "comma-separated numbers"
@@ -195,9 +212,11 @@ class Param:
         return text + (f" (optional, default {self.default})" if self.optional else "")
 
     def bound(self, sizes: Mapping[str, float]) -> Param:
-        """This parameter with every :class:`Bound` of its range resolved against ``sizes``."""
+        """This parameter with every :class:`Bound` of its range resolved against ``sizes``
+        (its fields' too)."""
         low, high = (x.resolve(sizes) if isinstance(x, Bound) else x for x in (self.low, self.high))
-        return replace(self, low=low, high=high)
+        fields = tuple(f.bound(sizes) for f in self.fields)
+        return replace(self, low=low, high=high, fields=fields)
 
     def outside(self, value: float | Decimal) -> bool:
         """Whether ``value`` is outside this parameter's range."""
@@ -265,7 +284,7 @@ class Command:
 def split_line(line: str | bytes) -> list[str]:
     """The commands of one line (split at ``;`` outside quotes), checked for length and
     characters; raises :class:`ScpiError` (-363 too long, -101 bad character, -150 open
-    quote)."""
+    quote, -223 more than :data:`MAX_COMMANDS` commands)."""
     if isinstance(line, bytes):
         try:
             line = line.decode("ascii")
@@ -277,7 +296,10 @@ def split_line(line: str | bytes) -> list[str]:
     bad = [ch for ch in line if not (ch.isascii() and (ch.isprintable() or ch == "\t"))]
     if bad:
         raise ScpiError(-101, f"character {bad[0]!r} is not printable ASCII")
-    return [p for p in _split(line, ";") if p]
+    commands = [p for p in _split(line, ";") if p]
+    if len(commands) > MAX_COMMANDS:
+        raise ScpiError(-223, f"{len(commands)} commands on a line; at most {MAX_COMMANDS}")
+    return commands
 
 
 def is_query(line: str | bytes) -> bool:
@@ -335,20 +357,26 @@ def _split_args(text: str) -> list[str]:
     if not text:
         return []
     out = _split(text, ",")
+    if len(out) > MAX_ARGUMENTS:
+        raise ScpiError(-223, f"{len(out)} arguments; at most {MAX_ARGUMENTS}")
     if any(not a for a in out):
         raise ScpiError(-103, "empty argument between commas")
     return out
 
 
 def parse_args(text: str, params: Sequence[Param]) -> tuple:
-    """Convert an argument string against ``params`` (a list parameter takes the rest)."""
+    """Convert an argument string against ``params`` (a list or groups parameter takes the
+    rest)."""
     raw = _split_args(text)
     args: list[object] = []
     for i, p in enumerate(params):
-        if p.kind in ("list", "numbers"):
+        if p.kind in _LISTS:
             if not raw[i:] and not p.optional:
                 raise ScpiError(-109, f"{p.name}: {p.describe()}")
-            args.append(tuple(_number(a, p, integer=p.kind == "list") for a in raw[i:]))
+            if p.kind == "groups":
+                args.append(_groups(raw[i:], p))
+            else:
+                args.append(tuple(_number(a, p, integer=p.kind == "list") for a in raw[i:]))
             return tuple(args)
         if i >= len(raw):
             if not p.optional:
@@ -359,6 +387,31 @@ def parse_args(text: str, params: Sequence[Param]) -> tuple:
     if len(raw) > len(params):
         raise ScpiError(-108, f"{len(raw)} arguments given, at most {len(params)}")
     return tuple(args)
+
+
+#: The count of a group's last field.
+_COUNT = Param("n", "int", 0, MAX_ARGUMENTS)
+
+
+def _groups(tokens: Sequence[str], p: Param) -> tuple:
+    """Groups of ``p.fields``: a tuple per group, of its leading fields' values then a tuple
+    of its counted values; -109 for a group cut short."""
+    *heads, item = p.fields
+    out: list[tuple] = []
+    i = 0
+    while i < len(tokens):
+        values = [_convert(t, f) for t, f in zip(tokens[i : i + len(heads)], heads, strict=False)]
+        if i + len(heads) >= len(tokens):
+            raise ScpiError(-109, f"{p.name}: group {len(out) + 1} is cut short")
+        n = int(_number(tokens[i + len(heads)], _COUNT, integer=True))
+        i += len(heads) + 1
+        if i + n > len(tokens):
+            raise ScpiError(
+                -109, f"{p.name}: group {len(out) + 1} counts {n} values, {len(tokens) - i} follow"
+            )
+        out.append((*values, tuple(_convert(t, item) for t in tokens[i : i + n])))
+        i += n
+    return tuple(out)
 
 
 def _convert(token: str, p: Param) -> object:

@@ -3,6 +3,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from firmware.commands import (
+    MAX_ARGUMENTS,
+    MAX_COMMANDS,
     MAX_LINE,
     MESSAGES,
     QUEUE_SIZE,
@@ -36,6 +38,18 @@ GRAMMAR = (
         ),
     ),
     Spec("HEATer:ALL", (Param("currents", "numbers", 0, 20, "mA"),)),
+    Spec(
+        "SCHedule:LOAD",
+        (
+            Param(
+                "steps",
+                "groups",
+                optional=True,
+                default=(),
+                fields=(Param("dwell", "number", 1e-6, 10, "s"), Param("port", "int", 0, 15)),
+            ),
+        ),
+    ),
 )
 
 
@@ -115,6 +129,8 @@ def test_min_max_default_lists_bools_names_and_strings() -> None:
         ("SCH:ADD 1,0,1,def", -224),
         ("SCH:ADD DEF", -224),
         ("HEAT:ALL 1,DEF", -224),
+        ("SCH:LOAD 1,DEF,0,1", -224),
+        ("SCH:LOAD DEF", -224),
         ("RING:LOCK 1,MAX", -104),
         ("SCH:MODE DEF", -141),
         ("CAL:SAVE MIN", -104),
@@ -131,6 +147,16 @@ def test_min_max_default_lists_bools_names_and_strings() -> None:
         ("HEAT:CURR 1,1e32001", -123),
         ("HEAT:CURR 1,1e-32001", -123),
         ("HEAT:CURR 1,1e" + "0" * 40 + "9", -222),  # leading zeros of an exponent
+        # groups
+        ("SCH:LOAD 1", -109),
+        ("SCH:LOAD 1,2,0", -109),
+        ("SCH:LOAD 1,2,0,1.5", -104),
+        ("SCH:LOAD 1,x", -104),
+        ("SCH:LOAD 1,-1", -222),
+        ("SCH:LOAD 1,0,1", -109),  # a second group cut short
+        # bounded: commands per line, arguments per command
+        (";".join(["*IDN?"] * (MAX_COMMANDS + 1)), -223),
+        ("HEAT:ALL " + ",".join(["1"] * (MAX_ARGUMENTS + 1)), -223),
     ],
 )
 def test_bad_commands_get_their_standard_code(line, code) -> None:
@@ -150,9 +176,11 @@ def test_bad_commands_get_their_standard_code(line, code) -> None:
         ("HEAT:CURR 1,-0", (1, 0.0)),
         ("HEAT:CURR 1,1e-400", (1, 0.0)),
         ("HEAT:CURR 1,MIN", (1, 0.0)),
+        ("SCH:LOAD 2ms,4,0,1,2,3,MAX,0", (((0.002, (0, 1, 2, 3)), (10.0, ())),)),
+        ("SCH:LOAD", ((),)),
     ],
 )
-def test_numbers_and_min_max_read_exactly(line, args) -> None:
+def test_numbers_min_max_and_groups_read_exactly(line, args) -> None:
     (cmd,) = parse_line(line, GRAMMAR)
     assert cmd.args == args
 

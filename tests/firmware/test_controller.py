@@ -106,6 +106,8 @@ def test_a_matching_lights_each_partner_and_leaves_the_rest_dark() -> None:
         ("ROUT:MATC DEF;*OPC?", -224),
         # issue 17: read as port 1 (0 is lit here, 1 and 2 are dark)
         ("ROUT:CONN 0.99999999999999999,2", -104),
+        ("SCH:LOAD 1ms,2,0,1,1ms,2,0,0", -224),  # the second step is bad: nothing loaded
+        ("SCH:LOAD 1ms,2,0,1,1ms,3,0,1", -109),
     ],
 )
 def test_a_bad_command_changes_nothing_and_queues_its_error(line, code) -> None:
