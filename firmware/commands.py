@@ -33,6 +33,9 @@ linear in the line's length.
 A device declares its commands on the methods that handle them (:mod:`firmware.declarations`);
 a client writes a declared command's line with :func:`command_line`, and every SCPI client (the
 SDK, the instrument drivers) reads the error queue with :func:`drain_errors`.
+
+The module is over 500 lines on purpose: the parameter kinds, their reader (:func:`parse_line`)
+and their writer (:func:`command_line`) must agree on every kind, and are read side by side.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Literal
+
+from photonics.errors import SettingsError
 
 #: Longest accepted line, characters (terminator excluded): a whole schedule of a 64-port
 #: switch (``SCH:LOAD``, 64 steps, about 13,000 characters) fits in one.
@@ -212,14 +217,17 @@ class Param:
         return text + (f" (optional, default {self.default})" if self.optional else "")
 
     def bound(self, sizes: Mapping[str, float]) -> Param:
-        """This parameter with every :class:`Bound` of its range resolved against ``sizes``
-        (its fields' too)."""
-        low, high = (x.resolve(sizes) if isinstance(x, Bound) else x for x in (self.low, self.high))
+        """This parameter with each :class:`Bound` named in ``sizes`` resolved (its fields'
+        too); the others are kept."""
+        low, high = (
+            x.resolve(sizes) if isinstance(x, Bound) and x.name in sizes else x
+            for x in (self.low, self.high)
+        )
         fields = tuple(f.bound(sizes) for f in self.fields)
         return replace(self, low=low, high=high, fields=fields)
 
     def outside(self, value: float | Decimal) -> bool:
-        """Whether ``value`` is outside this parameter's range."""
+        """Whether ``value`` is outside this parameter's range (an unresolved end is no end)."""
         low, high = (x if isinstance(x, numbers.Real) else None for x in (self.low, self.high))
         return (low is not None and value < low) or (high is not None and value > high)
 
@@ -293,13 +301,17 @@ def split_line(line: str | bytes) -> list[str]:
     line = line.rstrip("\r\n")
     if len(line) > MAX_LINE:
         raise ScpiError(-363, f"line of {len(line)} characters; at most {MAX_LINE}")
-    bad = [ch for ch in line if not (ch.isascii() and (ch.isprintable() or ch == "\t"))]
+    bad = [ch for ch in line if not (_printable(ch) or ch == "\t")]
     if bad:
         raise ScpiError(-101, f"character {bad[0]!r} is not printable ASCII")
     commands = [p for p in _split(line, ";") if p]
     if len(commands) > MAX_COMMANDS:
         raise ScpiError(-223, f"{len(commands)} commands on a line; at most {MAX_COMMANDS}")
     return commands
+
+
+def _printable(ch: str) -> bool:
+    return ch.isascii() and ch.isprintable()
 
 
 def is_query(line: str | bytes) -> bool:
@@ -500,26 +512,96 @@ def format_reply(value: object) -> str:
 
 
 def command_line(spec: Spec, *args: object, query: bool = False) -> str:
-    """A line of ``spec``'s set (or query) form with ``args``: short mnemonics, numbers as
-    ``repr`` (exact), booleans ``ON``/``OFF``, sequences flattened, strings quoted."""
+    """A line of ``spec``'s set (or query) form with ``args``, each checked against its
+    parameter first: short mnemonics, integers (``Integral``, not ``bool``) and finite numbers
+    as ``repr`` (exact), booleans (``bool`` only) ``ON``/``OFF``, names from their choices,
+    strings quoted (printable ASCII without quotes), a list parameter's values from the rest
+    of ``args`` (nested iterables are flattened), a groups parameter's groups likewise, each a
+    ``(field, ..., values)`` sequence.
+    Raises :class:`~photonics.errors.SettingsError`, before anything is sent, for a value its
+    parameter cannot take (type, range where known), a missing or extra argument, or a line
+    longer than :data:`MAX_LINE`: so no value can add a ``;``, a line end or another header."""
     if not (spec.queryable if query else spec.settable):
         raise ValueError(f"{spec.header} has no {'query' if query else 'set'} form")
+    try:
+        tokens = _tokens(spec.query_params if query else spec.params, args)
+    except SettingsError as exc:
+        raise SettingsError(f"{spec.short}: {exc}") from None
+    line = spec.short + ("?" if query else "") + (" " + ",".join(tokens) if tokens else "")
+    if len(line) > MAX_LINE or len(tokens) > MAX_ARGUMENTS:
+        raise SettingsError(
+            f"{spec.short}: a line of {len(line)} characters and {len(tokens)} arguments; at "
+            f"most {MAX_LINE} and {MAX_ARGUMENTS}"
+        )
+    return line
 
-    def flat(value: object) -> list[str]:
+
+def _tokens(params: Sequence[Param], args: Sequence[object]) -> list[str]:
+    """The tokens of ``args`` for ``params`` (a list or groups parameter takes the rest)."""
+    tokens: list[str] = []
+    for i, p in enumerate(params):
+        if p.kind in _LISTS:
+            return tokens + _list_tokens(p, args[i:])
+        if i < len(args):
+            tokens.append(_token(p, args[i]))
+        elif not p.optional:
+            raise SettingsError(f"{p.name} is missing ({p.describe()})")
+    if len(args) > len(params):
+        raise SettingsError(f"{len(args)} arguments, at most {len(params)}")
+    return tokens
+
+
+def _list_tokens(p: Param, values: Sequence[object]) -> list[str]:
+    """The tokens of a list parameter's ``values`` (scalars, or iterables of them), or of a
+    groups parameter's (each a ``(field, ..., values)`` sequence)."""
+    if p.kind != "groups":
+        return [_token(p, v) for v in _flatten(values)]
+    *heads, item = p.fields
+    tokens = []
+    for group in values:
+        if isinstance(group, str) or not isinstance(group, Sequence) or len(group) != len(p.fields):
+            names = ", ".join(f.name for f in p.fields)
+            raise SettingsError(f"{p.name}: a group is ({names}), got {group!r:.80}")
+        counted = [_token(item, v) for v in _flatten(group[-1])]
+        tokens += [_token(f, v) for f, v in zip(heads, group, strict=False)]
+        tokens += [str(len(counted)), *counted]
+    return tokens
+
+
+def _flatten(value: object) -> Iterable[object]:
+    """The scalars of nested iterables (a string is a scalar)."""
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        yield value
+    else:
+        for v in value:
+            yield from _flatten(v)
+
+
+def _token(p: Param, value: object) -> str:
+    """``value`` as an argument of ``p`` on a line; SettingsError when ``p`` cannot take it."""
+    if p.kind == "bool":
         if isinstance(value, bool):
-            return ["ON" if value else "OFF"]
-        if isinstance(value, str):
-            return ['"' + value.replace('"', "'") + '"']
-        if isinstance(value, numbers.Integral):
-            return [str(int(value))]
-        if isinstance(value, numbers.Real):
-            return [repr(float(value))]
-        if isinstance(value, Iterable):
-            return [token for v in value for token in flat(v)]
-        raise TypeError(f"{spec.header}: cannot send {value!r}")
-
-    tokens = flat(args)
-    return spec.short + ("?" if query else "") + (" " + ",".join(tokens) if tokens else "")
+            return "ON" if value else "OFF"
+        want = "True or False"
+    elif p.kind == "name":
+        if isinstance(value, str) and value.upper() in (c.upper() for c in p.choices):
+            return value.upper()
+        want = " | ".join(p.choices)
+    elif p.kind == "string":
+        if isinstance(value, str) and all(_printable(c) and c not in "\"'" for c in value):
+            return f'"{value}"'
+        want = "a string of printable ASCII without quotes"
+    else:
+        integer = p.kind in ("int", "list")
+        kind = numbers.Integral if integer else numbers.Real
+        want = "an integer" if integer else "a finite number"
+        if isinstance(value, kind) and not isinstance(value, bool) and math.isfinite(value):
+            if not p.outside(value):
+                return (
+                    str(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))
+                )
+            want = f"{_fmt(p.low)} .. {_fmt(p.high)}"
+    raise SettingsError(f"{p.name}: expected {want}, got {value!r:.80}")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -12,10 +12,12 @@ from firmware.commands import (
     Param,
     ScpiError,
     Spec,
+    command_line,
     format_reply,
     is_query,
     parse_line,
 )
+from photonics.errors import InvalidInputError
 
 GRAMMAR = (
     Spec("*IDN", settable=False, queryable=True),
@@ -253,3 +255,76 @@ def test_replies_and_error_texts() -> None:
 )
 def test_a_line_is_a_query_when_a_header_ends_in_a_question_mark(line, asks) -> None:
     assert is_query(line) is asks
+
+
+CONN, CURR, MATC, LOCK, SAVE, MODE, ALL, LOAD = (
+    next(s for s in GRAMMAR if s.header == h)
+    for h in (
+        "ROUTe:CONNect",
+        "HEATer:CURRent",
+        "ROUTe:MATChing",
+        "RING:LOCK",
+        "CALibration:SAVE",
+        "SCHedule:MODE",
+        "HEATer:ALL",
+        "SCHedule:LOAD",
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("spec", "args"),
+    [
+        (CONN, ("4,5;ROUT:DISC 0;ROUT:CONN 6", 7)),  # a string where an integer goes
+        (CONN, (4.0, 5)),  # a float, even a whole one
+        (CONN, (True, 1)),  # a bool is no integer
+        (CONN, (1,)),
+        (CONN, (1, 2, 3)),
+        (CONN, (1, 16)),  # outside the range
+        (CURR, (1, float("nan"))),
+        (CURR, (1, "1")),
+        (CURR, (1, 25)),
+        (LOCK, (1, None)),
+        (LOCK, (1, 0)),  # booleans only
+        (LOCK, (1, "")),
+        (SAVE, ('a"b',)),
+        (SAVE, ("a\nb",)),
+        (SAVE, ("caf\u00e9",)),
+        (MODE, ("twice",)),
+        (MODE, ("LOOP;*RST",)),
+        (MATC, ([(0, 1.0)],)),
+        (MATC, (["0,1"],)),
+        (ALL, ([1.0, float("inf")],)),
+        (LOAD, ((1e-3, [(0, 1)]), (0.0, []))),  # a dwell out of range
+        (LOAD, ((1e-3, "0,1"),)),
+        (LOAD, ((1e-3,),)),
+        (LOAD, ((1e-3, [(0, 1)], 7),)),
+        (ALL, ([1.0] * MAX_LINE,)),  # the line would be too long
+    ],
+)
+def test_command_line_refuses_what_the_command_cannot_take(spec, args) -> None:
+    with pytest.raises(InvalidInputError):
+        command_line(spec, *args)
+
+
+@given(st.text(max_size=30))
+def test_a_string_is_sent_quoted_and_read_back_whole_or_refused(text) -> None:
+    try:
+        line = command_line(SAVE, text)
+    except InvalidInputError:
+        assert any(c in "\"'" or not (c.isascii() and c.isprintable()) for c in text)
+        return
+    (cmd,) = parse_line(line, GRAMMAR)
+    assert cmd.args == (text,)
+
+
+@given(
+    st.integers(0, 63),
+    st.floats(0, 20),
+    st.lists(st.tuples(st.floats(1e-6, 10), st.lists(st.integers(0, 15), max_size=4)), max_size=4),
+)
+def test_numbers_and_groups_read_back_exactly(channel, current, steps) -> None:
+    (cmd,) = parse_line(command_line(CURR, channel, current), GRAMMAR)
+    assert cmd.args == (channel, current)
+    (cmd,) = parse_line(command_line(LOAD, *steps), GRAMMAR)
+    assert cmd.args == (tuple((d, tuple(p)) for d, p in steps),)

@@ -9,6 +9,7 @@ from firmware.controller import Controller
 from firmware.controller.rings import RING_LOCK_TOLERANCE
 from firmware.reference import SIZES, reference
 from firmware.sdk import Switch, SwitchError
+from photonics.errors import SettingsError
 from photonics.matching import Matching
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
@@ -143,9 +144,8 @@ def test_limits_are_checked_on_the_whole_state_before_any_write() -> None:
         sw.connect([(0, 1), (2, 3), (4, 5)])
     assert info.value.code == -222 and "budget" in info.value.message
     assert writes == [] and sw.matching().pairs == ()
-    with pytest.raises(SwitchError) as info:
-        sw.set_limits(power_mW=-1.0)
-    assert info.value.code == -222
+    with pytest.raises(SettingsError, match="budget"):
+        sw.set_limits(power_mW=-1.0)  # refused by the SDK, before a byte is sent
     with pytest.raises(SwitchError) as info:
         sw.set_limits(power_mW=c._hw_budget_mW + 1)  # above the hardware's own budget
     assert "hardware" in info.value.message
