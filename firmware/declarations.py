@@ -20,8 +20,9 @@ from firmware.commands import Param, Spec
 
 #: Errors every command may put in the queue, for the reference.
 COMMON_ERRORS = (
-    "-101/-102/-103/-113/-150/-363 for a malformed line (nothing on the line runs); "
-    "-104/-108/-109/-120/-131/-141/-222/-224 for a bad argument"
+    "-101/-102/-103/-113/-150/-223/-363 for a malformed or too long line (nothing on the line "
+    "runs); -104/-108/-109/-123/-124/-131/-141/-222/-223/-224 for a bad argument; -300 for a "
+    "firmware fault (the exception named)"
 )
 
 Handler = TypeVar("Handler", bound=Callable[..., object])

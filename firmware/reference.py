@@ -7,7 +7,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from firmware.commands import MAX_ARGUMENTS, MAX_COMMANDS, MAX_LINE
 from firmware.controller import Controller
+from firmware.controller.schedule import MAX_SCHEDULE_STEPS
 from firmware.declarations import bind, command_reference
 
 #: The switch the reference shows ranges for: 8-port Clements chip with output rings.
@@ -21,9 +23,15 @@ controller, so it cannot drift.
 
 A line holds commands joined by `;`; long (`ROUTe`) or short (`ROUT`) mnemonics, any case;
 `?` makes a query; arguments after a space, separated by commas; numbers may carry a unit
-suffix (`1.5mA`, `2 ms`) or be `MIN`, `MAX`, `DEF`. Ports, channels and rings are 0-based.
-The whole line is parsed before anything runs; a command that fails changes nothing, puts its
-error in the queue (`SYST:ERR?`) and stops the rest of the line.
+suffix (`1.5mA`, `2 ms`) or be `MIN`, `MAX` (the range's ends; in a list, an element's) or
+`DEF` (the default; -224 where there is none). Ports, channels and rings are 0-based integers,
+read exactly: `2.0` is 2, `2.5` or `0.99999999999999999` is -104, never rounded. The whole line
+is parsed before anything runs; a command that fails changes nothing, puts its error in the
+queue (`SYST:ERR?`) and stops the rest of the line. Only a line with a query gets a reply.
+
+Limits: a line holds at most {MAX_LINE:,} characters (-363) and {MAX_COMMANDS} commands, \
+a command at most {MAX_ARGUMENTS:,} arguments, a schedule at most {MAX_SCHEDULE_STEPS} steps \
+(-223 beyond each).
 
 Ranges are those of the default emulated switch: {SIZES["ports"]} ports, \
 {SIZES["channels"]} heater channels ({SIZES["rings"]} rings), {SIZES["max_current_mA"]:g} mA \

@@ -8,9 +8,13 @@ resource string's prefix (``TCPIP0::host::5025::SOCKET`` -> ``TCPIP``), so ``fir
 imports ``hil``.
 
 Every line the SDK sends is a command the controller declares (:data:`COMMANDS`), written by
-:func:`~firmware.commands.command_line`. Every method checks the switch's error queue after its
-command; an instrument error is raised as :class:`SwitchError` carrying the SCPI code and
-message, after which the state on the switch is as it was before the command.
+:func:`~firmware.commands.command_line`, which checks every argument against its parameter
+first (types: integers for ports and channels, ``bool`` for switches; ranges: the switch's own
+ports, channels and rings): a bad argument raises :class:`~photonics.errors.SettingsError` (or
+:class:`~photonics.errors.PortError` for a matching) before a byte is sent. Every method checks
+the switch's error queue after its command; an instrument error is raised as
+:class:`SwitchError` carrying the SCPI code and message, after which the state on the switch is
+as it was before the command.
 """
 
 from __future__ import annotations
@@ -25,14 +29,16 @@ from typing import Protocol
 
 import numpy as np
 
-from firmware.commands import command_line, drain_errors
+from firmware.commands import Spec, command_line, drain_errors
 from firmware.controller import Controller, Rings
 from firmware.controller.measure import UNITS, in_unit
+from firmware.controller.schedule import MAX_SCHEDULE_STEPS
+from firmware.declarations import bind
 from firmware.driver import LAUNCH_MW, EmulatedDriver
 from firmware.fabric import Job
 from firmware.store import Store
 from photonics import topologies
-from photonics.errors import PortError, PswitchError, SettingsError
+from photonics.errors import PswitchError, SettingsError
 from photonics.matching import Matching
 
 #: The switch's commands by header, as the controller declares them: every line the SDK sends is
@@ -111,7 +117,12 @@ class Switch:
 
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
+        #: The commands, their ranges bound to this switch's sizes (ports, channels, rings).
+        self.commands: Mapping[str, Spec] = COMMANDS
         self.ports = int(self._ask("SYSTem:PORTs"))
+        channels, rings = (int(self._ask(h)) for h in ("HEATer:COUNt", "RING:COUNt"))
+        grammar = bind(Controller.DECLARED, ports=self.ports, channels=channels, rings=rings)
+        self.commands = {spec.header: spec for spec in grammar}
 
     # ---- opening ---------------------------------------------------------------------------
     @classmethod
@@ -193,14 +204,17 @@ class Switch:
 
     def _send(self, header: str, *args: object) -> float:
         """Send the set form of a declared command; return the hardware time it took (s)."""
-        line = command_line(COMMANDS[header], *args)
+        return self._write(command_line(self.commands[header], *args))
+
+    def _write(self, line: str) -> float:
+        """Send a line of :func:`~firmware.commands.command_line`; the hardware time (s)."""
         self.transport.write(line)
         self._raise_errors(line)
         return float(self._ask("SYSTem:TIME"))
 
     def _ask(self, header: str, *args: object) -> str:
         """The reply to the query form of a declared command."""
-        line = command_line(COMMANDS[header], *args, query=True)
+        line = command_line(self.commands[header], *args, query=True)
         reply = self.transport.query(line)
         if reply == "":
             self._raise_errors(line)
@@ -261,11 +275,11 @@ class Switch:
         return np.array(self._numbers("HEATer:ALL"))
 
     def set_heater(self, channel: int, current_mA: float) -> float:
-        return self._send("HEATer:CURRent", channel, float(current_mA))
+        return self._send("HEATer:CURRent", channel, current_mA)
 
     def set_heaters(self, current_mA: Sequence[float]) -> float:
         """Set every channel at once (atomic); the hardware time, s."""
-        return self._send("HEATer:ALL", [float(c) for c in current_mA])
+        return self._send("HEATer:ALL", current_mA)
 
     def power_mW(self) -> float:
         return float(self._ask("SYSTem:POWer"))
@@ -284,15 +298,10 @@ class Switch:
             return in_unit(self._numbers("MEASure:POWer:ALL"), unit)
         if isinstance(ports, str) or not isinstance(ports, Iterable):
             raise SettingsError(f"ports must be a sequence of port numbers or None, got {ports!r}")
-        chosen = list(ports)
-        for p in chosen:
-            if (
-                isinstance(p, bool)
-                or not isinstance(p, numbers.Integral)
-                or not 0 <= p < self.ports
-            ):
-                raise PortError(f"ports must be integers in 0..{self.ports - 1}, got {p!r}")
-        return in_unit([float(self._ask("MEASure:POWer", int(p))) for p in chosen], unit)
+        # every line is written (and so checked) before the first is sent
+        spec = self.commands["MEASure:POWer"]
+        lines = [command_line(spec, p, query=True) for p in ports]
+        return in_unit([float(self.transport.query(line)) for line in lines], unit)
 
     # ---- calibration and rings -------------------------------------------------------------
     def calibrate(self, save: bool = True) -> float:
@@ -327,19 +336,21 @@ class Switch:
     def load_schedule(
         self, steps: Sequence[tuple[Matching | Iterable[tuple[int, int]], float]]
     ) -> None:
-        """Replace the schedule by ``(matching, dwell_s)`` steps; on any error the switch is
-        left with an empty schedule and the error is raised."""
-        self._send("SCHedule:CLEar")
-        try:
-            for matching, dwell_s in steps:
-                m = as_matching(matching, self.ports)
-                self._send("SCHedule:ADD", float(dwell_s), m.pairs)
-        except SwitchError:
-            self._send("SCHedule:CLEar")
-            raise
+        """Replace the schedule, stopped, by ``(matching, dwell_s)`` steps (at most
+        :data:`~firmware.controller.schedule.MAX_SCHEDULE_STEPS`) in one command
+        (``SCH:LOAD``): on any error the switch keeps the schedule it had."""
+        if len(steps) > MAX_SCHEDULE_STEPS:
+            raise SettingsError(f"{len(steps)} schedule steps; at most {MAX_SCHEDULE_STEPS}")
+        groups = [(dwell_s, as_matching(m, self.ports).pairs) for m, dwell_s in steps]
+        self._send("SCHedule:LOAD", *groups)
 
     def run_schedule(self, steps: int | None = None) -> ScheduleRun:
-        """Start the schedule and apply ``steps`` steps (default: each once)."""
+        """Start the schedule and apply ``steps`` steps (an integer >= 1; default: each
+        once)."""
+        if steps is not None and (
+            isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1
+        ):
+            raise SettingsError(f"steps must be an integer >= 1, got {steps!r}")
         count = int(self._ask("SCHedule:COUNt"))
         total = count if steps is None else steps
         times = [self._send("SCHedule:STARt")]
@@ -377,11 +388,12 @@ class Switch:
         return out
 
     def set_interlock(self, engaged: bool) -> float:
-        return self._send("SYSTem:INTerlock", bool(engaged))
+        """Engage (True) or release (False) the interlock; nothing but a ``bool``."""
+        return self._send("SYSTem:INTerlock", engaged)
 
     def set_limits(self, current_mA: float | None = None, power_mW: float | None = None) -> None:
         """Lower the per-channel current limit (mA) and/or the total power budget (mW)."""
-        if current_mA is not None:
-            self._send("SYSTem:CURRent:LIMit", float(current_mA))
-        if power_mW is not None:
-            self._send("SYSTem:POWer:LIMit", float(power_mW))
+        limits = (("SYSTem:CURRent:LIMit", current_mA), ("SYSTem:POWer:LIMit", power_mW))
+        lines = [command_line(self.commands[h], v) for h, v in limits if v is not None]
+        for line in lines:  # both checked before either is sent
+            self._write(line)

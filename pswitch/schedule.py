@@ -3,7 +3,7 @@
 An all-to-all cover (every pair of endpoints joined once; on a hexagonal mesh only matchings
 predicted at the router's 25 dB isolation target), or the circuits of a training job
 (a ring, or a torus whose every row and column is a ring), one matching per step. The schedule
-is loaded into an emulated switch's firmware (``SCH:ADD``) and run for one period after the
+is loaded into an emulated switch's firmware (``SCH:LOAD``) and run for one period after the
 first step; each step's reconfiguration time is what the emulated heater driver models (every
 channel written, then the heaters' thermal settling), and the duty cycle is the steady
 period's: ``sum(dwell) / (sum(dwell) + sum(reconfiguration))``.

@@ -70,3 +70,45 @@ def small_calibration(**overrides) -> Calibration:
     )
     kwargs.update(overrides)
     return Calibration(**kwargs)
+
+
+# ---- command lines for the switch, well formed or not -------------------------------------------
+#: Argument tokens that probe the parser's corners: MIN/MAX/DEF in any case, unit suffixes,
+#: whole floats for integers, huge, tiny, negative and non-finite numbers, quotes, separators.
+SCPI_TOKENS = (
+    *("MIN", "MAX", "DEF", "min", "Def", "ON", "OFF", "BAR", "CROSS"),
+    *("-1", "2.0", "20e-1", "0.99999999999999999", "+3", "-0", ".5", ".", "1e", "e5"),
+    *("1e400", "-1e400", "1e-400", "1e32001", "9" * 300, "inf", "nan", "NaN", "1" * 5000),
+    *("1.5mA", "2 ms", "3kV", "1ks", "4 nm", "5MA", "1mW", "2 C", "1 dB", "0.5 A"),
+    *('"x;y?"', "'a,b'", '"', "''", '"?"', " ", "@", "#", "*", "?", ":", ";"),
+)
+_ascii = st.characters(min_codepoint=32, max_codepoint=126)
+#: Mostly small numbers (ports, channels, mA), so that many commands run; then the corners.
+scpi_tokens = st.one_of(
+    st.integers(0, 8).map(str),
+    st.floats(0, 10).map(lambda x: f"{x:.3g}"),
+    st.sampled_from(SCPI_TOKENS),
+    st.integers().map(str) | st.floats().map(repr) | st.text(_ascii, max_size=6),
+)
+
+
+@st.composite
+def scpi_commands(draw: st.DrawFn, headers: list[str]) -> str:
+    """One command: mostly a header of ``headers`` (query forms end in ``?``), else one with
+    its ``?`` flipped, or any short text; then arguments, mostly comma-separated."""
+    head = draw(st.sampled_from(headers))
+    odd = draw(st.integers(0, 9))
+    if odd == 0:
+        head = draw(st.text(_ascii, max_size=8))
+    elif odd == 1:
+        head = head[:-1] if head.endswith("?") else head + "?"
+    args = draw(st.lists(scpi_tokens, max_size=6))
+    sep = draw(st.sampled_from([",", ",", ",", ", ", ",,", ";"]))
+    return head + (draw(st.sampled_from([" ", " ", "\t", ""])) + sep.join(args) if args else "")
+
+
+def scpi_lines(headers: list[str]) -> st.SearchStrategy[str | bytes]:
+    """Lines for a device whose commands are ``headers`` (query forms ending in ``?``): mostly
+    ``;``-joined commands, then any text and any bytes (ASCII or not)."""
+    joined = st.lists(scpi_commands(headers), min_size=1, max_size=5).map(";".join)
+    return st.one_of(*[joined] * 6, st.text(max_size=40), st.binary(max_size=40))

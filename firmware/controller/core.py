@@ -17,6 +17,7 @@ the schedule survive a restart: a new controller on the same store re-applies th
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -48,6 +49,8 @@ from photonics.errors import (
 from photonics.matching import Matching
 from photonics.selfcal import CellDrive
 from photonics.switch import Fabric, SwitchPlan
+
+log = logging.getLogger(__name__)
 
 try:
     _VERSION = version("pswitch-photonics")
@@ -175,21 +178,20 @@ class Core:
 
     # ---- the line protocol -----------------------------------------------------------------
     def handle(self, line: str | bytes) -> str | None:
-        """Run one line; return its query replies joined by ``;`` (None without queries)."""
+        """Run one line; return its query replies joined by ``;`` (None without queries).
+        Every error goes to the queue, a firmware bug too (-300 naming the exception, and
+        logged); only an interrupt (``KeyboardInterrupt``, ``SystemExit``) goes through."""
+        replies = []
         try:
-            commands = parse_line(line, self.grammar)
+            for cmd in parse_line(line, self.grammar):  # the whole line, before anything runs
+                reply = self._run(cmd)
+                if cmd.query:
+                    replies.append(format_reply(reply))
         except ScpiError as exc:
             self.errors.push(exc)
-            return None
-        replies = []
-        for cmd in commands:
-            try:
-                reply = self._run(cmd)
-            except ScpiError as exc:
-                self.errors.push(exc)
-                break
-            if cmd.query:
-                replies.append(format_reply(reply))
+        except Exception as exc:  # a bug: the caller still gets its replies and the queue
+            log.exception("internal error on %r", line)
+            self.errors.push(ScpiError(-300, f"internal error: {type(exc).__name__}: {exc}"))
         return ";".join(replies) if replies else None
 
     def _run(self, cmd: Command) -> object:

@@ -1,16 +1,27 @@
 """The switch's ``SCHedule`` commands: a time-multiplexed sequence of matchings, stored, run
-step by step, with its duty cycle."""
+step by step, with its duty cycle.
+
+A schedule holds at most :data:`MAX_SCHEDULE_STEPS` steps. With a store, every change writes
+the whole schedule document (atomically): at most that many steps of a dwell time and the
+ports of one matching, under 20 kB on a 64-port switch. ``SCH:LOAD`` replaces the schedule
+with one write; ``SCH:ADD`` writes it again for each step added.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from firmware.commands import Param, ScpiError
-from firmware.controller.core import APPLY_ERRORS, PORTS, Core, Step, pairs_of
+from firmware.controller.core import APPLY_ERRORS, PORT, PORTS, Core, Step, pairs_of
 from firmware.declarations import command, query
 
 #: Longest dwell time of a schedule step, s.
 MAX_DWELL_S = 3600.0
+#: Most steps of a schedule (-223 beyond).
+MAX_SCHEDULE_STEPS = 64
+#: A step's dwell time, and what a step's matching can queue.
+DWELL = Param("dwell", "number", 1e-6, MAX_DWELL_S, "s")
+STEP_ERRORS = "-109 an odd number of ports; -224 a port twice; -221 not realizable"
 
 
 class ScheduleCommands(Core):
@@ -18,21 +29,46 @@ class ScheduleCommands(Core):
 
     @command(
         "SCHedule:ADD",
-        Param("dwell", "number", 1e-6, MAX_DWELL_S, "s"),
+        DWELL,
         replace(PORTS, optional=True, default=()),
         summary="Append a step: dwell time, then the matching's port pairs. The matching must "
-        "be realizable. The schedule is stored.",
+        "be realizable. The schedule is stored (the whole schedule is written again).",
         example="SCH:ADD 2ms,0,1,2,3",
-        errors="-109 an odd number of ports; -224 a port twice; -221 not realizable; -310 the "
-        "store failed",
+        errors=f"{STEP_ERRORS}; -223 the schedule has {MAX_SCHEDULE_STEPS} steps already; -310 "
+        "the store failed",
     )
     def add_step(self, dwell: float, ports: tuple[int, ...]) -> None:
-        plan = self.fabric.plan(pairs_of(ports, self.fabric.n_ports))
-        self.schedule.append(Step(dwell, plan))
+        if len(self.schedule) >= MAX_SCHEDULE_STEPS:
+            raise ScpiError(-223, f"the schedule has {MAX_SCHEDULE_STEPS} steps, the most it can")
+        self._store_schedule([*self.schedule, self._step(dwell, ports)])
+
+    @command(
+        "SCHedule:LOAD",
+        Param("steps", "groups", optional=True, default=(), fields=(DWELL, PORT)),
+        summary="Replace the whole schedule, stopped: per step its dwell time, the number of "
+        "ports, then the matching's port pairs. Every step is checked and planned first: on "
+        "any error the schedule, and its stored copy, stay as they were. Nothing: an empty "
+        "schedule. The schedule is stored in one write.",
+        example="SCH:LOAD 2ms,4,0,1,2,3,1ms,2,0,2",
+        errors=f"{STEP_ERRORS} (in a step); -223 more than {MAX_SCHEDULE_STEPS} steps; -310 "
+        "the store failed",
+    )
+    def load_schedule(self, steps: tuple[tuple[float, tuple[int, ...]], ...]) -> None:
+        if len(steps) > MAX_SCHEDULE_STEPS:
+            raise ScpiError(-223, f"{len(steps)} steps; at most {MAX_SCHEDULE_STEPS}")
+        self._store_schedule([self._step(dwell, ports) for dwell, ports in steps])
+        self.running, self.step_index, self.step_times = False, -1, []
+
+    def _step(self, dwell: float, ports: tuple[int, ...]) -> Step:
+        return Step(dwell, self.fabric.plan(pairs_of(ports, self.fabric.n_ports)))
+
+    def _store_schedule(self, steps: list[Step]) -> None:
+        """Make ``steps`` the schedule and store it; if the store fails, the old one stays."""
+        old, self.schedule = self.schedule, steps
         try:
             self._save_schedule()
         except BaseException:
-            self.schedule.pop()
+            self.schedule = old
             raise
 
     @query("SCHedule:COUNt", reply="integer", summary="Number of steps.", example="SCH:COUN?")
@@ -94,11 +130,5 @@ class ScheduleCommands(Core):
 
     @command("SCHedule:CLEar", summary="Stop and empty the schedule.", example="SCH:CLE")
     def clear_schedule(self) -> None:
-        old = self.schedule
-        self.schedule = []
-        try:
-            self._save_schedule()
-        except BaseException:
-            self.schedule = old
-            raise
+        self._store_schedule([])
         self.running, self.step_index, self.step_times = False, -1, []

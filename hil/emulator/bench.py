@@ -12,6 +12,7 @@ file that :class:`~hil.bench.Bench` reads.
 
 from __future__ import annotations
 
+from firmware.commands import is_query
 from firmware.controller import Rings
 from hil.bench_config import BenchConfig
 from hil.emulator.instruments import (
@@ -112,4 +113,4 @@ class _Firmware:
 
     def handle(self, line: str) -> str | None:
         reply = self.world.controller.handle(line)
-        return "" if reply is None and "?" in line else reply
+        return "" if reply is None and is_query(line) else reply

@@ -104,6 +104,16 @@ def test_the_sdk_writes_only_commands_the_controller_declares() -> None:
         command_line(COMMANDS["SYSTem:ERRor"])
 
 
+def test_a_switch_binds_every_range_and_its_sdk_the_ones_a_client_can_know() -> None:
+    sw = Switch.emulated(ports=4, seed=1)
+    params = [p for s in sw.transport.controller.grammar for p in (*s.params, *s.query_params)]
+    params += [f for p in params for f in p.fields]
+    assert not any(isinstance(x, Bound) for p in params for x in (p.low, p.high))
+    assert sw.commands["ROUTe:CONNect"].params[1].high == 3
+    assert sw.commands["SCHedule:LOAD"].params[0].fields[1].high == 3
+    assert isinstance(sw.commands["HEATer:CURRent"].params[1].high, Bound)  # the switch checks
+
+
 @given(st.lists(st.tuples(st.integers(-399, -100), st.text("abc;, '", max_size=8)), max_size=20))
 def test_the_error_drain_reads_every_entry_oldest_first(entries) -> None:
     queue = [f'{code},"{text}"' for code, text in entries] + ['0,"No error"']

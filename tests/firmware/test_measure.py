@@ -9,7 +9,7 @@ from firmware.commands import MESSAGES
 from firmware.controller.measure import FLOOR_DBM, FLOOR_MW, in_unit
 from firmware.driver import LAUNCH_MW
 from firmware.sdk import Switch, SwitchError
-from photonics.errors import PortError, SettingsError
+from photonics.errors import SettingsError
 from tests.firmware.test_sdk import Recording
 from tests.strategies import matchings
 
@@ -143,11 +143,11 @@ def test_powers_sends_one_query_per_read_and_parses_numpy_arrays() -> None:
 @pytest.mark.parametrize(
     ("ports", "unit", "error", "message"),
     [
-        ([4], "mW", PortError, "ports must be integers in 0..3"),
-        ([-1], "mW", PortError, "ports must be integers in 0..3"),
-        ([1.0], "mW", PortError, "ports must be integers in 0..3"),
-        ([True], "mW", PortError, "ports must be integers in 0..3"),
-        (["1"], "mW", PortError, "ports must be integers in 0..3"),
+        ([4], "mW", SettingsError, r"port: expected 0 \.\. 3, got 4"),
+        ([-1], "mW", SettingsError, r"port: expected 0 \.\. 3, got -1"),
+        ([1.0], "mW", SettingsError, "port: expected an integer, got 1.0"),
+        ([True], "mW", SettingsError, "port: expected an integer, got True"),
+        ([0, "1"], "mW", SettingsError, "port: expected an integer, got '1'"),
         (2, "mW", SettingsError, "ports must be a sequence of port numbers or None"),
         ("01", "mW", SettingsError, "ports must be a sequence of port numbers or None"),
         (None, "W", SettingsError, "unit must be 'mW' or 'dBm'"),

@@ -1,7 +1,8 @@
 import pytest
 
+from firmware.controller.schedule import MAX_SCHEDULE_STEPS
 from firmware.sdk import InProcessTransport, Switch, SwitchError
-from photonics.errors import SettingsError
+from photonics.errors import InvalidInputError, SettingsError
 from photonics.matching import Matching
 
 
@@ -74,3 +75,72 @@ def test_paths_and_heaters_read_back_what_the_switch_applied() -> None:
     sw.set_heaters(heaters)  # the same currents again: no hardware time
     assert sw.set_heaters(heaters) == 0.0
     assert sw.status()["manual_heaters"]
+
+
+def _recorded(**kw) -> tuple[Switch, Recording]:
+    """A switch whose every line is recorded, the lines of opening it forgotten."""
+    sw = Switch(Recording(Switch.emulated(**kw).transport.controller))
+    sw.transport.lines.clear()
+    return sw, sw.transport
+
+
+INJECTION = "4,5;ROUT:DISC 0;ROUT:CONN 6"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda sw: sw.add(INJECTION, 7),
+        lambda sw: sw.add(4.0, 5.0),  # refused like connect refuses floats
+        lambda sw: sw.add(True, 1),  # a bool is no port
+        lambda sw: sw.add(1, 4),
+        lambda sw: sw.disconnect(INJECTION),
+        lambda sw: sw.disconnect(2.0),
+        lambda sw: sw.set_heater(INJECTION, 1.0),
+        lambda sw: sw.set_heater(0, "1;*RST"),
+        lambda sw: sw.set_heater(10**6, 1.0),
+        lambda sw: sw.set_heater(0, float("nan")),
+        lambda sw: sw.set_heaters([0.0, "1"]),
+        lambda sw: sw.lock_ring(INJECTION),
+        lambda sw: sw.unlock_ring(INJECTION),
+        lambda sw: sw.lock_ring(4),
+        lambda sw: sw.ring_status("0;*RST"),
+        lambda sw: sw.set_interlock(None),
+        lambda sw: sw.set_interlock(""),
+        lambda sw: sw.set_interlock(0),
+        lambda sw: sw.set_interlock("OFF"),
+        lambda sw: sw.run_schedule(0),
+        lambda sw: sw.run_schedule(-3),
+        lambda sw: sw.run_schedule("2"),
+        lambda sw: sw.run_schedule(2.0),
+        lambda sw: sw.run_schedule(True),
+        lambda sw: sw.set_limits(current_mA="1;*RST"),
+        lambda sw: sw.set_limits(power_mW=float("inf")),
+        lambda sw: sw.set_limits(current_mA=1.0, power_mW=-1.0),
+        lambda sw: sw.load_schedule([([(0, 1)], 1e-3), ([(0, 2.0)], 1e-3)]),
+        lambda sw: sw.load_schedule([([(0, 1)], 0.0)]),
+        lambda sw: sw.load_schedule([([(0, 1)], "1ms")]),
+        lambda sw: sw.load_schedule([([(0, 1)], 1e-3)] * (MAX_SCHEDULE_STEPS + 1)),
+    ],
+)
+def test_a_bad_argument_is_refused_before_a_byte_is_sent(call) -> None:
+    sw, wire = _recorded(ports=4, seed=1, rings=True)
+    with pytest.raises(InvalidInputError):
+        call(sw)
+    assert wire.lines == []
+
+
+def test_a_schedule_is_loaded_in_one_line_and_a_failed_load_keeps_the_previous(tmp_path) -> None:
+    sw, wire = _recorded(ports=4, seed=1, state_dir=tmp_path)
+    sw.load_schedule([([(0, 1)], 1e-3), ([(0, 2), (1, 3)], 2e-3)])
+    assert wire.lines[0] == "SCH:LOAD 0.001,2,0,1,0.002,4,0,2,1,3"
+    assert [line for line in wire.lines if not line.endswith("?")] == [wire.lines[0]]
+    c = sw.transport.controller
+    c.store.write = lambda *a: (_ for _ in ()).throw(OSError(28, "No space left on device"))
+    with pytest.raises(SwitchError) as info:
+        sw.load_schedule([([(2, 3)], 5e-3)])
+    assert info.value.code == -310
+    assert [s.plan.matching.pairs for s in c.schedule] == [((0, 1),), ((0, 2), (1, 3))]
+    del c.store.write
+    sw.load_schedule([])
+    assert c.schedule == []

@@ -162,6 +162,16 @@ def test_a_bad_command_over_the_wire_queues_an_error_and_changes_nothing(
         assert s.query("SYST:ERR?").startswith("0,")
 
 
+def test_the_switch_replies_to_queries_only_whatever_the_quotes_hold() -> None:
+    from hil.visa import Session
+
+    with EmulatedBench(ports=4) as emulated, Session(emulated.resources["switch"]) as s:
+        s.write('ROUT:MATC "why?"')  # no query: an error, and no reply to shift the next one
+        assert s.query("SYST:ERR?").startswith("-104,")
+        assert s.query('ROUT:MATC? "open') == ""  # a query that fails: an empty reply
+        assert s.query("SYST:ERR?").startswith("-150,")
+
+
 def test_a_bad_heater_line_over_the_pty_is_refused_and_changes_no_current() -> None:
     from hil.visa import Session
 

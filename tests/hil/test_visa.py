@@ -15,6 +15,7 @@ from importlib.metadata import entry_points
 import numpy as np
 import pytest
 
+from firmware.commands import is_query
 from firmware.controller import Controller
 from firmware.sdk import Switch, SwitchError
 from hil.emulator.server import MAX_LINE, Faults, PtyServer, TcpServer
@@ -300,7 +301,7 @@ class _Firmware:
 
     def handle(self, line: str) -> str | None:
         reply = self.controller.handle(line)
-        return "" if reply is None and "?" in line else reply
+        return "" if reply is None and is_query(line) else reply
 
 
 def test_switch_open_over_tcp_end_to_end() -> None:
@@ -313,10 +314,10 @@ def test_switch_open_over_tcp_end_to_end() -> None:
             sw.connect([(0, 3), (1, 2)])
             assert sw.matching().pairs == ((0, 3), (1, 2))
             with pytest.raises(SwitchError) as err:
-                sw.add(4, 99)
-            assert err.value.code == -222
+                sw.add(4, 3)  # 3 is lit
+            assert err.value.code == -221
             with pytest.raises(SwitchError) as err:
-                sw.ring_status(5)  # a failed query: an empty reply, then the error queue
+                sw.ring_status(0)  # a failed query (no rings): an empty reply, then the queue
             assert err.value.code == -222
             assert sw.errors() == []
             heaters = sw.heaters().tolist()
