@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from firmware.commands import ScpiError
+from firmware.commands import Param, ScpiError
 from firmware.controller.core import Core
 from firmware.declarations import command, query
 from photonics.calibration import Calibration
@@ -19,19 +19,23 @@ class CalibrationCommands(Core):
 
     @command(
         "CALibration:RUN",
+        Param("save", "bool", optional=True, default=False),
         summary="Self-calibrate through the chip's detectors (locks the rings first); the "
-        "result is used at once and kept until power-off; CAL:SAVE stores it. The applied "
-        "matching is re-applied with it.",
+        "result is used at once and kept until power-off; CAL:SAVE stores it, as does ON here "
+        "(all or nothing: with no store, -310 before anything runs). The applied matching is "
+        "re-applied with it.",
         example="CAL:RUN",
         errors="-221 not a feed-forward mesh, or interlock engaged; -200 a fit failed "
-        "(calibration unchanged); -240 hardware failure",
+        "(calibration unchanged); -240 hardware failure; -310 no store, or it failed",
     )
-    def run_calibration(self) -> None:
+    def run_calibration(self, save: bool) -> None:
         mesh = self.fabric.mesh if isinstance(self.fabric, FeedForwardFabric) else None
         if not isinstance(mesh, FeedForwardMesh):
             raise ScpiError(
                 -221, "self-calibration runs on feed-forward meshes; load a calibration instead"
             )
+        if save and self.store is None:
+            raise ScpiError(-310, "this switch has no non-volatile store")
         if self.interlock:
             raise ScpiError(-221, "interlock engaged: release it with SYST:INT OFF")
         keep = self.lock_all_rings()
@@ -57,17 +61,16 @@ class CalibrationCommands(Core):
             iv_group=max(group, 1),
         )
         self.use_calibration(found.calibration, stored=False)
+        if save:
+            self.save_calibration()
 
     def use_calibration(self, cal: Calibration, stored: bool) -> None:
-        """Switch to ``cal``, re-applying the matching with it; unchanged if that fails."""
-        previous, self.calibration = self.calibration, cal
-        try:
+        """Switch to ``cal``, re-applying the matching with it (locked rings re-centred), all
+        or nothing."""
+        with self.transaction():
+            self.calibration, self.calibration_stored = cal, stored
             if self.plan is not None:
-                self._apply(self._currents_for(self.plan), self.plan)
-        except ScpiError:
-            self.calibration = previous
-            raise
-        self.calibration_stored = stored
+                self.apply_plan(self.plan)
 
     @command(
         "CALibration:SAVE",
@@ -80,7 +83,7 @@ class CalibrationCommands(Core):
             raise ScpiError(-221, "no calibration to save: run CAL:RUN first")
         if self.store is None:
             raise ScpiError(-310, "this switch has no non-volatile store")
-        self.store.write_calibration(self.calibration)
+        self._persist("calibration")
         self.calibration_stored = True
 
     @command(

@@ -29,11 +29,7 @@ class ScheduleCommands(Core):
     def add_step(self, dwell: float, ports: tuple[int, ...]) -> None:
         plan = self.fabric.plan(pairs_of(ports, self.fabric.n_ports))
         self.schedule.append(Step(dwell, plan))
-        try:
-            self._save_schedule()
-        except BaseException:
-            self.schedule.pop()
-            raise
+        self._persist("schedule")
 
     @query("SCHedule:COUNt", reply="integer", summary="Number of steps.", example="SCH:COUN?")
     def step_count(self) -> int:
@@ -48,13 +44,8 @@ class ScheduleCommands(Core):
     def start_schedule(self) -> None:
         if not self.schedule:
             raise ScpiError(-221, "the schedule is empty: add steps with SCH:ADD")
-        times = self.step_times
         self.step_times = []
-        try:
-            self._go_to(0)
-        except ScpiError:
-            self.step_times = times
-            raise
+        self._go_to(0)
         self.running = True
 
     @command(
@@ -94,11 +85,6 @@ class ScheduleCommands(Core):
 
     @command("SCHedule:CLEar", summary="Stop and empty the schedule.", example="SCH:CLE")
     def clear_schedule(self) -> None:
-        old = self.schedule
         self.schedule = []
-        try:
-            self._save_schedule()
-        except BaseException:
-            self.schedule = old
-            raise
+        self._persist("schedule")
         self.running, self.step_index, self.step_times = False, -1, []

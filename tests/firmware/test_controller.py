@@ -10,6 +10,7 @@ from firmware.controller.rings import RING_LOCK_TOLERANCE
 from firmware.reference import SIZES, reference
 from firmware.sdk import Switch, SwitchError
 from photonics.matching import Matching
+from tests.firmware.state import capture
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
 
@@ -17,23 +18,6 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
 def _switch(tmp_path: Path | None = None, **kw) -> tuple[Switch, Controller]:
     sw = Switch.emulated(**{"ports": 6, "seed": 5, **kw}, state_dir=tmp_path)
     return sw, sw.transport.controller
-
-
-def _state(c: Controller) -> tuple:
-    """Everything a command could change."""
-    return (
-        c.driver.currents().tolist(),
-        c.matching.pairs,
-        c.manual,
-        c.interlock,
-        c.current_limit_mA.tolist(),
-        c.power_budget_mW,
-        [(s.dwell_s, s.plan.matching.pairs) for s in c.schedule],
-        c.calibration,
-        dict(c.ring_step),
-        c.running,
-        c.step_index,
-    )
 
 
 def _codes(sw: Switch) -> list[int]:
@@ -104,9 +88,9 @@ def test_a_matching_lights_each_partner_and_leaves_the_rest_dark() -> None:
 def test_a_bad_command_changes_nothing_and_queues_its_error(line, code) -> None:
     sw, c = _switch()
     sw.connect([(0, 3)])
-    before = _state(c)
+    before = capture(c)
     assert c.handle(line) is None
-    assert _state(c) == before
+    assert capture(c) == before
     assert c.errors.codes() == [code]
     assert c.next_error().startswith(f'{code},"{MESSAGES[code]}')
 
@@ -114,12 +98,12 @@ def test_a_bad_command_changes_nothing_and_queues_its_error(line, code) -> None:
 def test_a_driver_failure_part_way_is_rolled_back_exactly() -> None:
     sw, c = _switch()
     sw.connect([(0, 3), (1, 2)])
-    before = _state(c)
+    before = capture(c)
     c.driver.fail_after = 5
     with pytest.raises(SwitchError) as info:
         sw.connect([(0, 1), (2, 5)])
     assert info.value.code == -240 and "restored" in info.value.message
-    assert _state(c) == before
+    assert capture(c) == before
     assert sw.connect([(0, 1), (2, 5)]) > 0  # the next attempt goes through
 
 
@@ -174,12 +158,14 @@ def test_configuration_schedule_and_calibration_survive_a_restart(tmp_path) -> N
     assert seen[-1] == (mzis, mzis) and [d for d, _ in seen] == sorted({d for d, _ in seen})
     sw.connect([(0, 5), (1, 4)])
     sw.load_schedule([([(0, 1)], 1e-3), ([(2, 3), (0, 4)], 2e-3)])
-    saved = _state(c)
+    saved = capture(c)
     # power cycle: a new controller and a driver whose heaters start at 0
     again, c2 = _switch(tmp_path, calibrated=False)
-    assert np.array_equal(c2.driver.currents(), saved[0])
+    restored = capture(c2)
+    assert restored.currents_mA == saved.currents_mA
     assert again.matching().pairs == ((0, 5), (1, 4))
-    assert [(s.dwell_s, s.plan.matching.pairs) for s in c2.schedule] == saved[6]
+    assert restored.schedule == saved.schedule
+    assert restored.calibration == saved.calibration
     assert again.calibration()["stored"] and not again.status()["uncalibrated"]
 
 
