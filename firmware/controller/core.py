@@ -20,8 +20,8 @@ state is rolled back and the command reports -310, so the store and the applied 
 Every change of heater currents goes through :meth:`Core._apply`: the whole new state is
 checked (channels, per-channel limit, power budget, interlock) before the first heater is
 written. With a :class:`~firmware.store.Store`, the calibration (``CAL:SAVE``), the applied
-configuration and the schedule survive a restart: a new controller on the same store re-applies
-them.
+configuration and the schedule survive a restart: a new controller on the same store uses the
+stored calibration (over any factory one) and re-applies them.
 """
 
 from __future__ import annotations
@@ -163,12 +163,11 @@ class Core:
         self.errors = ErrorQueue()
         self._unsaved: set[str] = set()  # documents the running command changed
         self._in_transaction = False
-        self.calibration = calibration
-        self.calibration_stored = False
+        # a stored calibration wins over the one given (the factory's)
+        stored = None if store is None else store.read_calibration()
+        self.calibration = calibration if stored is None else stored
+        self.calibration_stored = stored is not None
         self._cells_cal: tuple[Calibration, CellDrive] | None = None  # once per calibration
-        if calibration is None and store is not None:
-            self.calibration = store.read_calibration()
-            self.calibration_stored = self.calibration is not None
         self._reset_state()
         self.schedule: list[Step] = []
         self.last_time_s = 0.0

@@ -169,6 +169,19 @@ def test_configuration_schedule_and_calibration_survive_a_restart(tmp_path) -> N
     assert again.calibration()["stored"] and not again.status()["uncalibrated"]
 
 
+def test_a_saved_calibration_wins_over_the_factory_one_at_restart(tmp_path) -> None:
+    # once: Switch.emulated(state_dir=d) (calibrated=True) came back with the factory one
+    sw, c = _switch(tmp_path)
+    factory = sw.calibration()
+    sw.calibrate()  # and store it
+    sw.connect([(0, 5)])
+    saved = capture(c)
+    again, c2 = _switch(tmp_path)
+    assert again.calibration() == {**sw.calibration(), "stored": True} != factory
+    assert capture(c2).calibration == saved.calibration
+    assert capture(c2).currents_mA == saved.currents_mA
+
+
 def test_a_schedule_reports_its_duty_cycle_from_the_modeled_reconfiguration_times() -> None:
     sw = _switch()[0]
     steps = [([(0, 1), (2, 3)], 5e-3), ([(0, 2), (1, 3)], 5e-3), ([(0, 3), (1, 2)], 5e-3)]
