@@ -323,27 +323,48 @@ class Core:
             store.write(name, {"steps": steps})
 
     # ---- applying heater currents, atomically --------------------------------------------------
-    def _check(self, new: np.ndarray) -> None:
-        """Every limit of a whole new state, before anything is written."""
+    def _check(self, rows: np.ndarray) -> None:
+        """Every limit (fault, interlock, per-channel limit, power budget) of a whole new state
+        of currents (mA, one per channel), or of every row of a batch ``(B, channels)``, before
+        anything is written or measured: the one check of every current the firmware sends."""
         if self.fault:
             raise ScpiError(-240, "a hardware fault left the heaters unknown: send *RST")
-        if not np.all(np.isfinite(new)):
+        rows = np.atleast_2d(rows)
+        if not np.all(np.isfinite(rows)):
             raise ScpiError(-222, "currents must be finite")
-        if self.interlock and np.any(new > 0):
+        if self.interlock and np.any(rows > 0):
             raise ScpiError(-221, "interlock engaged: release it with SYST:INT OFF")
-        over = np.flatnonzero((new < 0) | (new > self.current_limit_mA))
+        over = np.argwhere((rows < 0) | (rows > self.current_limit_mA))
         if over.size:
-            c = int(over[0])
+            r, c = over[0]
             raise ScpiError(
-                -222, f"channel {c}: {new[c]:.6g} mA outside 0..{self.current_limit_mA[c]:.6g} mA"
+                -222,
+                f"channel {c}: {rows[r, c]:.6g} mA outside 0..{self.current_limit_mA[c]:.6g} mA",
             )
-        power = float(self.driver.power_mW(new))
+        power = float(np.max(self.driver.power_mW(rows)))
         if power > self.power_budget_mW:
             raise ScpiError(
                 -222,
                 f"total heater power {power:.6g} mW exceeds the budget "
                 f"{self.power_budget_mW:.6g} mW",
             )
+
+    def _measure(
+        self, rows_mA: np.ndarray, input_field: np.ndarray, outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """:meth:`ChipDriver.measure <firmware.driver.ChipDriver.measure>` with every row
+        checked first (:meth:`_check`: -221/-222 before a row is sent): how self-calibration,
+        ring locks and tracking measure. Readings in mW."""
+        rows = np.asarray(rows_mA, dtype=float)
+        self._check(rows)
+        return self.driver.measure(rows, input_field, outputs)
+
+    def _voltage(self, rows_mA: np.ndarray) -> np.ndarray:
+        """The heaters' voltage read-back (V) at each row of currents, every row checked first
+        as in :meth:`_measure`."""
+        rows = np.asarray(rows_mA, dtype=float)
+        self._check(rows)
+        return self.driver.voltage(rows)
 
     def _apply(self, new: np.ndarray, plan: SwitchPlan | None, manual: bool = False) -> None:
         """Write ``new`` currents (all channels) and make ``plan`` the applied configuration."""

@@ -28,9 +28,12 @@ from photonics.ring import lorentzian_peak
 RING_FIT_ITERATIONS = 4
 #: Rounds of re-centring every locked ring after a change.
 RING_TRACK_ROUNDS = 6
+#: The lock sweeps its ring's heater from 0 mW over this many FSRs of power; a lock whose
+#: sweep does not fit the limits is refused before it starts.
+RING_SWEEP_FSR = 1.25
 #: A resonance found below this fraction of an FSR of heater power is locked one order up
-#: (the sweep spans 1.25 FSR, so that order is in it).
-RING_HEADROOM = 0.25
+#: (the sweep spans 1 + RING_HEADROOM FSR, so that order is in it).
+RING_HEADROOM = RING_SWEEP_FSR - 1
 #: A locked ring whose estimated error exceeds this fraction of its FWHM is reported unlocked.
 RING_LOCK_TOLERANCE = 0.25
 
@@ -110,7 +113,7 @@ class RingCommands(Core):
         ps = np.clip(center, step, top - step) + np.array([-step, 0.0, step])
         rows = np.repeat(self.driver.currents()[None], 3, axis=0)
         rows[:, channel] = self._heater_power(channel, ps, inverse=True)
-        seen = self.driver.measure(rows, self._ring_light(detector), [detector])[:, 0]
+        seen = self._measure(rows, self._ring_light(detector), [detector])[:, 0]
         return lorentzian_peak(ps, seen)
 
     def _ring_power(self, ring: int) -> float:
@@ -128,7 +131,8 @@ class RingCommands(Core):
         RING,
         summary="Lock a ring to the laser: sweep its heater, hold the drop peak.",
         example="RING:LOCK 0",
-        errors="-222 no such ring; -240 no resonance seen; " + APPLY_ERRORS,
+        errors="-222 no such ring, or its sweep does not fit the limits (refused before it "
+        "starts); -240 no resonance seen; " + APPLY_ERRORS,
     )
     def lock_ring(self, ring: int) -> None:
         self._lock(ring)
@@ -146,17 +150,22 @@ class RingCommands(Core):
         held = self.driver.currents()
         top = float(self._heater_power(channel, self.current_limit_mA[channel]))
         step = rings.fwhm_nm / rings.nm_per_mW / 4
-        powers = np.arange(0.0, min(top, 1.25 * rings.fsr_nm / rings.nm_per_mW), step)
+        span = RING_SWEEP_FSR * rings.fsr_nm / rings.nm_per_mW
+        powers = np.arange(0.0, span, step)
         rows = np.repeat(held[None], powers.size, axis=0)
         rows[:, channel] = self._heater_power(channel, powers, inverse=True)
-        ok = self.driver.power_mW(rows) <= self.power_budget_mW
-        seen = self.driver.measure(rows[ok], self._ring_light(detector), [detector])[:, 0]
-        self.ring_sweeps[ring] = (powers[ok], seen)
-        if seen.size == 0 or np.ptp(seen) <= 0:
+        try:  # the whole sweep is checked before its first row is sent
+            seen = self._measure(rows, self._ring_light(detector), [detector])[:, 0]
+        except ScpiError as exc:
+            raise ScpiError(
+                exc.code, f"ring {ring}: its lock sweeps 0..{span:.3g} mW: {exc.detail}"
+            ) from None
+        self.ring_sweeps[ring] = (powers, seen)
+        if np.ptp(seen) <= 0:
             raise ScpiError(-240, f"ring {ring}: no resonance seen on detector {detector}")
-        x = float(powers[ok][int(np.argmax(seen))])
+        x = float(powers[int(np.argmax(seen))])
         fsr_mW = rings.fsr_nm / rings.nm_per_mW
-        if x < RING_HEADROOM * fsr_mW and x + fsr_mW <= powers[ok][-1]:
+        if x < RING_HEADROOM * fsr_mW:
             # a heater only heats: a ring parked near 0 mW cannot follow when its neighbours or
             # the chip warm it. The same resonance one order up (in the sweep) has headroom.
             x += fsr_mW
@@ -205,9 +214,13 @@ class RingCommands(Core):
 
     def _ring_error_nm(self, ring: int) -> float:
         """Detuning of a locked ring from the laser, nm: the fitted resonance's distance from
-        the heater setting, in half widths, times half the design FWHM."""
+        the heater setting, in half widths, times half the design FWHM; inf when the fit's
+        readings do not bracket a resonance or cannot be taken inside the limits."""
         x = self._ring_power(ring)
-        fit = self._ring_fit(ring, x, self.ring_step[ring])
+        try:
+            fit = self._ring_fit(ring, x, self.ring_step[ring])
+        except ScpiError:  # a limit lowered since the lock
+            fit = None
         if fit is None:
             return float("inf")
         return abs(fit[0] - x) / fit[1] * self.rings.fwhm_nm / 2
