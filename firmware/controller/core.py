@@ -98,6 +98,10 @@ APPLY_ERRORS = (
     "-221 not calibrated, or interlock engaged; -222 a current or the power budget would be "
     "exceeded (nothing written); -240 the hardware failed part-way (rolled back)"
 )
+#: What a command that reconfigures the heaters can queue: the locked rings are re-centred.
+RECONFIGURE_ERRORS = APPLY_ERRORS + (
+    "; -200 (-240 when it shows no resonance) a locked ring could not be kept on resonance (named)"
+)
 
 
 @dataclass

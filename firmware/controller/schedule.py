@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from firmware.commands import Param, ScpiError
-from firmware.controller.core import APPLY_ERRORS, PORTS, Core, Step, pairs_of
+from firmware.controller.core import PORTS, RECONFIGURE_ERRORS, Core, Step, pairs_of
 from firmware.declarations import command, query
 
 #: Longest dwell time of a schedule step, s.
@@ -39,7 +39,7 @@ class ScheduleCommands(Core):
         "SCHedule:STARt",
         summary="Apply the first step and run.",
         example="SCH:STAR",
-        errors="-221 the schedule is empty; " + APPLY_ERRORS,
+        errors="-221 the schedule is empty; " + RECONFIGURE_ERRORS,
     )
     def start_schedule(self) -> None:
         if not self.schedule:
@@ -52,7 +52,7 @@ class ScheduleCommands(Core):
         "SCHedule:STEP",
         summary="Apply the next step (the first after SCH:STAR); wraps around.",
         example="SCH:STEP",
-        errors="-221 not running; " + APPLY_ERRORS,
+        errors="-221 not running; " + RECONFIGURE_ERRORS,
     )
     def next_step(self) -> None:
         if not self.running:

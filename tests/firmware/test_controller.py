@@ -6,7 +6,6 @@ import pytest
 
 from firmware.commands import MESSAGES
 from firmware.controller import Controller
-from firmware.controller.rings import RING_LOCK_TOLERANCE
 from firmware.reference import SIZES, reference
 from firmware.sdk import Switch, SwitchError
 from photonics.matching import Matching
@@ -195,44 +194,6 @@ def test_a_schedule_reports_its_duty_cycle_from_the_modeled_reconfiguration_time
     assert sw.status()["schedule_running"]
     sw.stop_schedule()
     assert not sw.status()["schedule_running"]
-
-
-def test_rings_lock_track_reconfiguration_and_report_drift() -> None:
-    sw, c = _switch(ports=4, seed=3, rings=True)
-    sw.connect([(0, 2), (1, 3)])
-    for r in range(4):
-        sw.lock_ring(r)
-    tolerance = RING_LOCK_TOLERANCE * c.rings.fwhm_nm
-    assert all(sw.ring_status(r)[0] and sw.ring_status(r)[1] < tolerance for r in range(4))
-    sw.connect([(0, 1), (2, 3)])  # mesh heaters warm the rings; tracking follows
-    assert all(sw.ring_status(r)[1] < tolerance for r in range(4))
-    for r in range(4):  # each photodiode sees its partner's light through its ring
-        assert c.driver.detect(np.eye(4)[sw.matching().partner(r)])[r] > 0.5
-    c.driver.delta_T_K = 2.0  # the chip warms by 2 K: 0.16 nm of resonance shift
-    assert sw.status()["ring_drifted"] and not sw.ring_status(0)[0]
-    sw.lock_ring(0)
-    assert sw.ring_status(0)[1] < tolerance
-    sw.unlock_ring(0)
-    assert sw.ring_status(0) == (False, 0.0)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_every_ring_locks_on_the_laser_and_stays_there_whatever_its_fabricated_offset(seed) -> None:
-    # the chip's truth, not the firmware's estimate: resonance minus laser, in FWHM
-    sw, c = _switch(ports=8, seed=seed, rings=True)
-    chip, ring = c.driver.chip, c.driver.chip.spec.ring
-
-    def true_error() -> np.ndarray:
-        shift = chip.ring_shift_nm(c.driver.currents(), c.driver.delta_T_K)
-        return np.abs(ring.detuning_nm(1550.0, shift)) / ring.fwhm_nm()
-
-    for r in range(8):
-        sw.lock_ring(r)
-    assert true_error().max() < 0.05
-    c.driver.delta_T_K = 1.0  # 0.08 nm warmer, then the mesh heaters change: tracking
-    sw.connect([(0, 5), (1, 4), (2, 7), (3, 6)])
-    assert true_error().max() < 0.05
-    assert all(sw.ring_status(r)[0] for r in range(8))
 
 
 def test_reset_clears_routes_and_keeps_calibration() -> None:
