@@ -233,8 +233,7 @@ def peak_power_mW(prior: Calibration, n_mzis: int, p_max_mW: float) -> float:
     of the chip (e.g. its factory calibration): every MZI parked at bar as the procedure parks
     it, and one heater at ``p_max_mW``, the top of its sweeps. An estimate, a few per cent
     above what the sweeps draw when ``prior`` is close to the chip."""
-    k = range(n_mzis)
-    parked = sum(_park(prior.bias_rad[i], prior.p_pi_mW[i], p_max_mW) for i in k)
+    parked = sum(_park(prior.bias_rad[k], prior.p_pi_mW[k], p_max_mW) for k in range(n_mzis))
     return parked + p_max_mW
 
 

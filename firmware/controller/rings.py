@@ -57,6 +57,11 @@ class Rings:
     fsr_nm: float = 9.1
     nm_per_mW: float = 1.82
 
+    @property
+    def fsr_mW(self) -> float:
+        """Heater power that moves a resonance by one FSR, mW."""
+        return self.fsr_nm / self.nm_per_mW
+
     @classmethod
     def of_chip(cls, chip: Chip) -> Rings:
         """The output rings of an emulated feed-forward chip: ring k's heater follows the
@@ -132,7 +137,7 @@ class RingCommands(Core):
         resonance one order up when ``x`` is below 0 mW (a heater only heats), one order down
         when it is beyond the current limit."""
         channel, _ = self._ring(ring)
-        fsr = self.rings.fsr_nm / self.rings.nm_per_mW
+        fsr = self.rings.fsr_mW
         if x < 0:
             return x + fsr
         top = float(self._heater_power(channel, self.current_limit_mA[channel]))
@@ -168,7 +173,7 @@ class RingCommands(Core):
         rings = self.rings
         held = self.driver.currents()
         step = rings.fwhm_nm / rings.nm_per_mW / 4
-        span = RING_SWEEP_FSR * rings.fsr_nm / rings.nm_per_mW
+        span = RING_SWEEP_FSR * rings.fsr_mW
         powers = np.arange(0.0, span, step)
         rows = np.repeat(held[None], powers.size, axis=0)
         rows[:, channel] = self._heater_power(channel, powers, inverse=True)
@@ -182,11 +187,10 @@ class RingCommands(Core):
         if np.ptp(seen) <= 0:
             raise ScpiError(-240, f"ring {ring}: no resonance seen on detector {detector}")
         x = float(powers[int(np.argmax(seen))])
-        fsr_mW = rings.fsr_nm / rings.nm_per_mW
-        if x < RING_HEADROOM * fsr_mW:
+        if x < RING_HEADROOM * rings.fsr_mW:
             # a heater only heats: a ring parked near 0 mW cannot follow when its neighbours or
             # the chip warm it. The same resonance one order up (in the sweep) has headroom.
-            x += fsr_mW
+            x += rings.fsr_mW
         for _ in range(RING_FIT_ITERATIONS):  # Newton-like: each fit centres the next
             fit = self._ring_fit(ring, x, step)
             if fit is None or abs(fit[0] - x) > 3 * step:

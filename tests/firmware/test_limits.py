@@ -2,6 +2,7 @@
 row of currents the firmware sends, the rows it measures at during self-calibration and ring
 locks included; a procedure that cannot run inside them refuses before it sends anything."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,54 +15,31 @@ def _controller(**kw) -> Controller:
     return Switch.emulated(**kw).transport.controller
 
 
-def test_self_calibration_under_a_zero_power_budget_refuses_before_driving_anything() -> None:
-    # once: ran with no error while its measurement batches drove 990 mW
-    c = _controller(ports=8, seed=0)
-    c.handle("SYST:POW:LIM 0")
+@pytest.mark.parametrize(
+    ("switch", "limit", "line", "error", "says"),
+    [
+        # once: ran with no error while its measurement batches drove 990 mW
+        ({"ports": 8, "seed": 0}, "SYST:POW:LIM 0", "CAL:RUN", -222, "budget"),
+        # once: -221 only after sweeping the ring heater up to 3.5 mA
+        ({"ports": 8, "seed": 0, "rings": True}, "SYST:INT ON", "RING:LOCK 0", -221, "ring 0"),
+        # the sweep over 1.25 FSR needs 3.4 mA
+        ({"ports": 8, "seed": 1, "rings": True}, "SYST:CURR:LIM 3", "RING:LOCK 1", -222, "ring 1"),
+        # once: -200 after locking the rings and measuring (P_pi 21.8 mW, 4 mA gives 8.13 mW)
+        ({"ports": 4, "seed": 0, "rings": True}, "SYST:CURR:LIM 4", "CAL:RUN", -222, "period"),
+        # each heater alone fits; the mesh parked at bar does not
+        ({"ports": 8, "seed": 0}, "SYST:POW:LIM 500", "CAL:RUN", -222, "parked"),
+    ],
+)
+def test_a_procedure_that_cannot_run_inside_the_limits_refuses_before_sending_anything(
+    switch, limit, line, error, says
+) -> None:
+    c = _controller(**switch)
+    c.handle(limit)
     before, watch = capture(c), watch_limits(c)
-    c.handle("CAL:RUN")
-    assert c.errors.codes() == [-222]
+    c.handle(line)
+    assert c.errors.codes() == [error]
+    assert says in c.next_error()
     assert watch.rows == 0 and capture(c) == before
-
-
-def test_a_ring_lock_with_the_interlock_engaged_refuses_before_sweeping() -> None:
-    # once: -221 only after sweeping the ring heater up to 3.5 mA
-    c = _controller(ports=8, seed=0, rings=True)
-    c.handle("SYST:INT ON")
-    watch = watch_limits(c)
-    c.handle("RING:LOCK 0")
-    assert c.errors.codes() == [-221]
-    assert watch.rows == 0
-
-
-def test_a_ring_lock_whose_sweep_exceeds_the_current_limit_refuses_up_front() -> None:
-    c = _controller(ports=8, seed=1, rings=True)
-    c.handle("SYST:CURR:LIM 3")  # the sweep over 1.25 FSR needs 3.4 mA
-    before, watch = capture(c), watch_limits(c)
-    c.handle("RING:LOCK 1")
-    assert c.errors.codes() == [-222]
-    assert "ring 1" in c.next_error()
-    assert watch.rows == 0 and capture(c) == before
-
-
-def test_self_calibration_that_cannot_reach_a_full_period_refuses_up_front() -> None:
-    # once: -200 after locking the rings and measuring (P_pi 21.8 mW, 4 mA gives 8.13 mW)
-    c = _controller(ports=4, seed=0, rings=True)
-    c.handle("SYST:CURR:LIM 4")
-    before, watch = capture(c), watch_limits(c)
-    c.handle("CAL:RUN")
-    assert c.errors.codes() == [-222]
-    assert "period" in c.next_error()
-    assert watch.rows == 0 and capture(c) == before
-
-
-def test_self_calibration_whose_sweeps_exceed_the_power_budget_refuses_up_front() -> None:
-    c = _controller(ports=8, seed=0)
-    c.handle("SYST:POW:LIM 500")  # each heater alone fits; the mesh parked at bar does not
-    watch = watch_limits(c)
-    c.handle("CAL:RUN")
-    assert c.errors.codes() == [-222]
-    assert watch.rows == 0
 
 
 ACTIONS = [
