@@ -22,8 +22,11 @@ controller, so it cannot drift.
 A line holds commands joined by `;`; long (`ROUTe`) or short (`ROUT`) mnemonics, any case;
 `?` makes a query; arguments after a space, separated by commas; numbers may carry a unit
 suffix (`1.5mA`, `2 ms`) or be `MIN`, `MAX`, `DEF`. Ports, channels and rings are 0-based.
-The whole line is parsed before anything runs; a command that fails changes nothing, puts its
-error in the queue (`SYST:ERR?`) and stops the rest of the line.
+The whole line is parsed before anything runs; commands then run in order. A command that
+fails changes nothing (routes, heaters, rings, calibration, schedule, limits, interlock, the
+stored files), puts its error in the queue (`SYST:ERR?`) and stops the rest of the line; the
+commands before it on the line stay done. The current limit, the power budget and the interlock
+hold for every current the switch sends, the rows it measures at included.
 
 Ranges are those of the default emulated switch: {SIZES["ports"]} ports, \
 {SIZES["channels"]} heater channels ({SIZES["rings"]} rings), {SIZES["max_current_mA"]:g} mA \
