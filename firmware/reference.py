@@ -26,8 +26,12 @@ A line holds commands joined by `;`; long (`ROUTe`) or short (`ROUT`) mnemonics,
 suffix (`1.5mA`, `2 ms`) or be `MIN`, `MAX` (the range's ends; in a list, an element's) or
 `DEF` (the default; -224 where there is none). Ports, channels and rings are 0-based integers,
 read exactly: `2.0` is 2, `2.5` or `0.99999999999999999` is -104, never rounded. The whole line
-is parsed before anything runs; a command that fails changes nothing, puts its error in the
-queue (`SYST:ERR?`) and stops the rest of the line. Only a line with a query gets a reply.
+is parsed before anything runs; commands then run in order. A command that fails changes
+nothing (routes, heaters, rings, calibration, schedule, limits, interlock, the stored files),
+puts its error in the queue (`SYST:ERR?`) and stops the rest of the line; the commands before
+it on the line stay done. The current limit, the power budget and the interlock hold for every
+current the switch sends, the rows it measures at included. Only a line with a query gets a
+reply.
 
 Limits: a line holds at most {MAX_LINE:,} characters (-363) and {MAX_COMMANDS} commands, \
 a command at most {MAX_ARGUMENTS:,} arguments, a schedule at most {MAX_SCHEDULE_STEPS} steps \

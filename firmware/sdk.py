@@ -305,11 +305,9 @@ class Switch:
 
     # ---- calibration and rings -------------------------------------------------------------
     def calibrate(self, save: bool = True) -> float:
-        """Self-calibrate through the detectors (and store it); the hardware time, s."""
-        seconds = self._send("CALibration:RUN")
-        if save:
-            self._send("CALibration:SAVE")
-        return seconds
+        """Self-calibrate through the detectors and, with ``save``, store the result, all or
+        nothing (with no store: -310 before anything runs); the hardware time, s."""
+        return self._send("CALibration:RUN", save)
 
     def calibration(self) -> dict[str, object]:
         """Whether calibrated, the chip id, when, and whether the calibration is stored."""

@@ -43,6 +43,7 @@ from firmware.documents import (
     fsync_directory,
     read_document,
     remove_document,
+    write_atomically,
     write_document,
 )
 from photonics.calibration import Calibration
@@ -156,6 +157,24 @@ class Store:
     def remove(self, name: str) -> None:
         """Delete document ``name`` (any name, ``calibration`` included); absent is fine."""
         remove_document(self.path(name))
+
+    def read_bytes(self, name: str) -> bytes | None:
+        """The bytes of document ``name``'s file (any name, ``calibration`` included), or None
+        when there is none: what :meth:`restore_bytes` can put back."""
+        try:
+            return self.path(name).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def restore_bytes(self, name: str, data: bytes | None) -> None:
+        """Give document ``name``'s file the bytes ``data`` (from :meth:`read_bytes`; None: no
+        file) back, atomically; nothing is written when it holds them already."""
+        if self.read_bytes(name) == data:
+            return
+        if data is None:
+            self.remove(name)
+        else:
+            write_atomically(self.path(name), data)
 
     def names(self) -> list[str]:
         """The names of the stored documents (``calibration`` included), sorted. Temp files and

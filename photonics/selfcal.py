@@ -228,6 +228,15 @@ def _park(bias_rad: float, p_pi_mW: float, p_max_mW: float) -> float:
     )
 
 
+def peak_power_mW(prior: Calibration, n_mzis: int, p_max_mW: float) -> float:
+    """The most heater power :func:`calibrate_mesh` draws at once, mW, by ``prior``'s account
+    of the chip (e.g. its factory calibration): every MZI parked at bar as the procedure parks
+    it, and one heater at ``p_max_mW``, the top of its sweeps. An estimate, a few per cent
+    above what the sweeps draw when ``prior`` is close to the chip."""
+    parked = sum(_park(prior.bias_rad[k], prior.p_pi_mW[k], p_max_mW) for k in range(n_mzis))
+    return parked + p_max_mW
+
+
 def _counting(measure: Measure) -> tuple[Measure, list[int]]:
     count = [0]
 

@@ -37,7 +37,8 @@ class Controller(
 ):
     """The firmware of one switch: ``driver`` (the heaters and detectors), ``fabric`` (how a
     matching becomes cell states), optionally ``store`` (non-volatile memory), ``rings``, the
-    calibration to start with (else the stored one) and the identity strings for ``*IDN?``."""
+    factory calibration (a calibration in the store wins over it) and the identity strings for
+    ``*IDN?``."""
 
     def __init__(
         self,

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from firmware.commands import ScpiError
+from firmware.commands import Param, ScpiError
 from firmware.controller.core import Core
 from firmware.declarations import command, query
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
-from photonics.selfcal import calibrate_mesh
+from photonics.selfcal import calibrate_mesh, peak_power_mW
 from photonics.switch import FeedForwardFabric
+from photonics.thermal import DEFAULT_P_PI_MW
+
+#: The I-V sweep drives as many heaters at once as fill this fraction of the power budget: a
+#: heater's resistance rises with its current, which a driver that models power from its
+#: read-back (hil's Qontrol) learns as the sweep goes.
+IV_MARGIN = 0.9
 
 
 class CalibrationCommands(Core):
@@ -19,55 +25,97 @@ class CalibrationCommands(Core):
 
     @command(
         "CALibration:RUN",
+        Param("save", "bool", optional=True, default=False),
         summary="Self-calibrate through the chip's detectors (locks the rings first); the "
-        "result is used at once and kept until power-off; CAL:SAVE stores it. The applied "
-        "matching is re-applied with it.",
+        "result is used at once and kept until power-off; CAL:SAVE stores it, as does ON here "
+        "(all or nothing: with no store, -310 before anything runs). The applied matching is "
+        "re-applied with it.",
         example="CAL:RUN",
-        errors="-221 not a feed-forward mesh, or interlock engaged; -200 a fit failed "
-        "(calibration unchanged); -240 hardware failure",
+        errors="-221 not a feed-forward mesh, or interlock engaged; -222 its sweeps do not fit "
+        "the current limit or the power budget (refused before it starts); -200 a fit failed; "
+        "-240 hardware failure; -310 no store, or it failed",
     )
-    def run_calibration(self) -> None:
+    def run_calibration(self, save: bool) -> None:
         mesh = self.fabric.mesh if isinstance(self.fabric, FeedForwardFabric) else None
         if not isinstance(mesh, FeedForwardMesh):
             raise ScpiError(
                 -221, "self-calibration runs on feed-forward meshes; load a calibration instead"
             )
-        if self.interlock:
-            raise ScpiError(-221, "interlock engaged: release it with SYST:INT OFF")
+        if save and self.store is None:
+            raise ScpiError(-310, "this switch has no non-volatile store")
+        limit = float(self.current_limit_mA.min())
+        group = self._calibration_fits(mesh, limit)
         keep = self.lock_all_rings()
         held = self.driver.currents()
 
         def measure(rows: np.ndarray, port: int) -> np.ndarray:
             rows = np.array(rows, dtype=float)
             rows[:, keep] = held[keep]  # the rings stay locked
-            return self.driver.measure(rows, np.eye(self.driver.n_detectors)[port])
+            return self._measure(rows, np.eye(self.driver.n_detectors)[port])
 
-        limit = float(self.current_limit_mA.min())
-        one = np.zeros(self.driver.n_channels)
-        one[0] = limit
-        group = int(0.9 * self.power_budget_mW // max(self.driver.power_mW(one), 1e-9))
         found = calibrate_mesh(
             mesh,
             measure,
-            self.driver.voltage,
+            self._voltage,
             self.driver.n_channels,
             limit,
             chip_id=self.idn.split(",")[1],
             progress=self.progress,
-            iv_group=max(group, 1),
+            iv_group=group,
         )
         self.use_calibration(found.calibration, stored=False)
+        if save:
+            self.save_calibration()
+
+    def _calibration_fits(self, mesh: FeedForwardMesh, limit: float) -> int:
+        """Refuse up front (-221 interlock, -222 limits) a self-calibration whose sweeps cannot
+        run inside the limits, else return how many heaters its I-V sweep drives at once. It
+        drives every heater in turn to ``limit`` (mA); sweeps each MZI over a full period (twice
+        its P_pi, by the calibration in use, else the nominal one) up to the power ``limit``
+        gives, with the MZIs before it parked at bar (the estimate of
+        :func:`~photonics.selfcal.peak_power_mW`, when there is a calibration in use) and the
+        other heaters as they are now (rings not locked yet at 0 mA). Each measurement is still
+        checked as it is sent (:meth:`_measure`)."""
+        if self.interlock:
+            raise ScpiError(-221, "interlock engaged: release it with SYST:INT OFF")
+        n = self.driver.n_channels
+        alone = self.driver.power_mW(np.diag(np.full(n, limit)))  # each heater alone, mW
+        budget = self.power_budget_mW
+        if alone.max() > budget:
+            raise ScpiError(
+                -222,
+                f"self-calibration drives each heater alone to {limit:.6g} mA "
+                f"({alone.max():.6g} mW): above the power budget {budget:.6g} mW",
+            )
+        p_max, k = float(alone.min()), mesh.n_mzis
+        cal = self.calibration
+        p_pi = np.full(k, DEFAULT_P_PI_MW) if cal is None else cal.p_pi_mW[:k]
+        if 2 * p_pi.max() > p_max:
+            raise ScpiError(
+                -222,
+                f"self-calibration sweeps each MZI over a full period: MZI "
+                f"{int(np.argmax(p_pi))} needs about {2 * p_pi.max():.3g} mW, {limit:.6g} mA "
+                f"gives {p_max:.3g} mW",
+            )
+        if cal is not None:
+            held = self.driver.currents()
+            held[:k] = 0.0
+            peak = peak_power_mW(cal, k, p_max) + float(self.driver.power_mW(held))
+            if peak > budget:
+                raise ScpiError(
+                    -222,
+                    f"self-calibration's sweeps draw about {peak:.4g} mW (the MZIs parked at "
+                    f"bar, one at {limit:.6g} mA): above the power budget {budget:.6g} mW",
+                )
+        return max(1, int(min(n, IV_MARGIN * budget // alone.max())))
 
     def use_calibration(self, cal: Calibration, stored: bool) -> None:
-        """Switch to ``cal``, re-applying the matching with it; unchanged if that fails."""
-        previous, self.calibration = self.calibration, cal
-        try:
+        """Switch to ``cal``, re-applying the matching with it (locked rings re-centred), all
+        or nothing."""
+        with self.transaction():
+            self.calibration, self.calibration_stored = cal, stored
             if self.plan is not None:
-                self._apply(self._currents_for(self.plan), self.plan)
-        except ScpiError:
-            self.calibration = previous
-            raise
-        self.calibration_stored = stored
+                self.apply_plan(self.plan)
 
     @command(
         "CALibration:SAVE",
@@ -80,7 +128,7 @@ class CalibrationCommands(Core):
             raise ScpiError(-221, "no calibration to save: run CAL:RUN first")
         if self.store is None:
             raise ScpiError(-310, "this switch has no non-volatile store")
-        self.store.write_calibration(self.calibration)
+        self._persist("calibration")
         self.calibration_stored = True
 
     @command(

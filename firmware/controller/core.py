@@ -5,20 +5,30 @@ this package (:mod:`firmware.controller.system`, ``routes``, ``calibration``, ``
 
 :meth:`Core.handle` takes one line and returns the replies of its queries joined by ``;``
 (None when it has none). The whole line is parsed first; a syntax error runs nothing. Commands
-then run in order; a command that fails leaves the state exactly as it was, puts its error in
-the queue and stops the rest of the line (later commands may rely on it).
+then run in order; a command that fails puts its error in the queue and stops the rest of the
+line (later commands may rely on it).
+
+Every command that can change something runs in a :meth:`Core.transaction`: a command that
+fails, whatever failed (an argument, a limit, the hardware part-way, a measurement, a fit, the
+store), leaves everything exactly as it was. The transaction keeps a copy of the state (every
+attribute but the :data:`MACHINERY`) and of the heater currents; on failure it puts the
+attributes back and writes the heaters back through the driver. Documents for the store are
+only marked by the command (:meth:`Core._persist`) and written once, when it has succeeded;
+if one of those writes fails, the documents it already wrote get their previous bytes back, the
+state is rolled back and the command reports -310, so the store and the applied state agree.
 
 Every change of heater currents goes through :meth:`Core._apply`: the whole new state is
 checked (channels, per-channel limit, power budget, interlock) before the first heater is
-written, and a driver failure part-way is rolled back to the exact previous currents. With a
-:class:`~firmware.store.Store`, the calibration (``CAL:SAVE``), the applied configuration and
-the schedule survive a restart: a new controller on the same store re-applies them.
+written. With a :class:`~firmware.store.Store`, the calibration (``CAL:SAVE``), the applied
+configuration and the schedule survive a restart: a new controller on the same store uses the
+stored calibration (over any factory one) and re-applies them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 
@@ -63,10 +73,37 @@ PORTS = Param("ports", "list", 0, Bound("ports", -1))
 CHANNEL = Param("channel", "int", 0, Bound("channels", -1))
 CURRENT = Param("current", "number", 0, Bound("max_current_mA"), "mA", default=0.0)
 RING = Param("ring", "int", 0, Bound("rings", -1, floor=0))
+#: A controller's attributes that are machinery, not state: a transaction neither copies nor
+#: restores them. Every other attribute is state.
+MACHINERY = frozenset(
+    {
+        "driver",
+        "fabric",
+        "store",
+        "rings",
+        "idn",
+        "grammar",
+        "errors",
+        "progress",
+        "last_time_s",
+        "_hw_limit_mA",
+        "_hw_budget_mW",
+        "_cells_cal",
+        "_curves",
+        "_unsaved",
+        "_in_transaction",
+    }
+)
+#: The store's documents, in the order a transaction writes them.
+DOCUMENTS = ("calibration", "configuration", "schedule")
 #: What a command that writes heaters can queue besides its own errors.
 APPLY_ERRORS = (
     "-221 not calibrated, or interlock engaged; -222 a current or the power budget would be "
     "exceeded (nothing written); -240 the hardware failed part-way (rolled back)"
+)
+#: What a command that reconfigures the heaters can queue: the locked rings are re-centred.
+RECONFIGURE_ERRORS = APPLY_ERRORS + (
+    "; -200 (-240 when it shows no resonance) a locked ring could not be kept on resonance (named)"
 )
 
 
@@ -131,19 +168,21 @@ class Core:
             max_current_mA=float(hw_limit.max()),
         )
         self.errors = ErrorQueue()
-        self.calibration = calibration
-        self.calibration_stored = False
+        self._unsaved: set[str] = set()  # documents the running command changed
+        self._in_transaction = False
+        # a stored calibration wins over the one given (the factory's)
+        stored = None if store is None else store.read_calibration()
+        self.calibration = calibration if stored is None else stored
+        self.calibration_stored = stored is not None
         self._cells_cal: tuple[Calibration, CellDrive] | None = None  # once per calibration
-        if calibration is None and store is not None:
-            self.calibration = store.read_calibration()
-            self.calibration_stored = self.calibration is not None
         self._reset_state()
         self.schedule: list[Step] = []
         self.last_time_s = 0.0
         #: Called as ``progress(done, total)`` after each MZI during CAL:RUN (a progress bar).
         self.progress: Callable[[int, int], None] | None = None
         if store is not None:
-            self._restore(store)
+            with self.transaction():
+                self._restore(store)
 
     def _reset_state(self) -> None:
         self.plan: SwitchPlan | None = None
@@ -195,10 +234,20 @@ class Core:
         return ";".join(replies) if replies else None
 
     def _run(self, cmd: Command) -> object:
-        handler = getattr(self, cmd.spec.query_handler if cmd.query else cmd.spec.set_handler)
+        if cmd.query:  # queries change nothing
+            return self._call(getattr(self, cmd.spec.query_handler), cmd.args)
         before = self.driver.elapsed_s
         try:
-            return handler(*cmd.args)
+            with self.transaction():
+                return self._call(getattr(self, cmd.spec.set_handler), cmd.args)
+        finally:
+            self.last_time_s = self.driver.elapsed_s - before
+
+    @staticmethod
+    def _call(handler: Callable[..., object], args: Sequence[object]) -> object:
+        """``handler(*args)``, its failures as :class:`ScpiError`."""
+        try:
+            return handler(*args)
         except ScpiError:
             raise
         except DriverError as exc:
@@ -213,32 +262,115 @@ class Core:
             raise ScpiError(-310, f"non-volatile store: {exc}") from None
         except PswitchError as exc:
             raise ScpiError(-200, str(exc)) from None
+
+    # ---- transactions ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Run the body all or nothing (see the module docstring): on any exception the state
+        and the heaters are put back and the exception propagates; on success the documents the
+        body marked (:meth:`_persist`) are written. Inside a transaction, a nested one is part
+        of it. Costs a copy of the state's containers and of the currents."""
+        if self._in_transaction:
+            yield
+            return
+        self._in_transaction = True
+        state = {k: _copied(v) for k, v in vars(self).items() if k not in MACHINERY}
+        currents = self.driver.currents()
+        try:
+            yield
+            self._write_unsaved()
+        except BaseException:
+            self._unsaved.clear()
+            vars(self).update(state)
+            self._roll_back(currents)
+            raise
         finally:
-            if not cmd.query:
-                self.last_time_s = self.driver.elapsed_s - before
+            self._in_transaction = False
+
+    def _persist(self, name: str) -> None:
+        """Mark document ``name`` (one of :data:`DOCUMENTS`) to be stored when the running
+        transaction succeeds."""
+        self._unsaved.add(name)
+
+    def _write_unsaved(self) -> None:
+        """Store the marked documents; if one fails, give those written their previous bytes
+        back and raise -310."""
+        names = [name for name in DOCUMENTS if name in self._unsaved]
+        self._unsaved.clear()
+        if self.store is None:
+            return
+        written: list[tuple[str, bytes | None]] = []
+        try:
+            for name in names:
+                written.append((name, self.store.read_bytes(name)))
+                self._write_document(name)
+        except (StoreError, CalibrationFileError, OSError) as exc:
+            try:
+                for name, previous in reversed(written):  # the failed one may be in place
+                    self.store.restore_bytes(name, previous)
+            except (StoreError, OSError) as again:
+                raise ScpiError(
+                    -310, f"non-volatile store: {exc}; restoring it failed too: {again}"
+                ) from None
+            raise ScpiError(-310, f"non-volatile store: {exc}; nothing stored") from None
+
+    def _write_document(self, name: str) -> None:
+        store = self.store
+        assert store is not None
+        if name == "calibration":
+            assert self.calibration is not None  # CAL:SAVE checks
+            store.write_calibration(self.calibration)
+        elif name == "configuration":
+            pairs = [list(p) for p in self.matching.pairs]
+            currents = self.driver.currents().tolist()
+            store.write(name, {"pairs": pairs, "currents_mA": currents, "manual": self.manual})
+        else:
+            steps = [[s.dwell_s, flat(s.plan.matching)] for s in self.schedule]
+            store.write(name, {"steps": steps})
 
     # ---- applying heater currents, atomically --------------------------------------------------
-    def _check(self, new: np.ndarray) -> None:
-        """Every limit of a whole new state, before anything is written."""
+    def _check(self, rows: np.ndarray) -> None:
+        """Every limit (fault, interlock, per-channel limit, power budget) of a whole new state
+        of currents (mA, one per channel), or of every row of a batch ``(B, channels)``, before
+        anything is written or measured: the one check of every current the firmware sends."""
         if self.fault:
             raise ScpiError(-240, "a hardware fault left the heaters unknown: send *RST")
-        if not np.all(np.isfinite(new)):
+        rows = np.atleast_2d(rows)
+        if not np.all(np.isfinite(rows)):
             raise ScpiError(-222, "currents must be finite")
-        if self.interlock and np.any(new > 0):
+        if self.interlock and np.any(rows > 0):
             raise ScpiError(-221, "interlock engaged: release it with SYST:INT OFF")
-        over = np.flatnonzero((new < 0) | (new > self.current_limit_mA))
+        over = np.argwhere((rows < 0) | (rows > self.current_limit_mA))
         if over.size:
-            c = int(over[0])
+            r, c = over[0]
             raise ScpiError(
-                -222, f"channel {c}: {new[c]:.6g} mA outside 0..{self.current_limit_mA[c]:.6g} mA"
+                -222,
+                f"channel {c}: {rows[r, c]:.6g} mA outside 0..{self.current_limit_mA[c]:.6g} mA",
             )
-        power = float(self.driver.power_mW(new))
+        power = float(np.max(self.driver.power_mW(rows)))
         if power > self.power_budget_mW:
             raise ScpiError(
                 -222,
                 f"total heater power {power:.6g} mW exceeds the budget "
                 f"{self.power_budget_mW:.6g} mW",
             )
+
+    def _measure(
+        self, rows_mA: np.ndarray, input_field: np.ndarray, outputs: Sequence[int] | None = None
+    ) -> np.ndarray:
+        """:meth:`ChipDriver.measure <firmware.driver.ChipDriver.measure>` with every row
+        checked first (:meth:`_check`: -221/-222 before a row is sent): how self-calibration,
+        ring locks and tracking measure. Readings in mW."""
+        rows = np.asarray(rows_mA, dtype=float)
+        self._check(rows)
+        return self.driver.measure(rows, input_field, outputs)
+
+    def _voltage(self, rows_mA: np.ndarray) -> np.ndarray:
+        """The heaters' voltage read-back (V) at each row of currents, every row checked first
+        as in :meth:`_measure`."""
+        rows = np.asarray(rows_mA, dtype=float)
+        self._check(rows)
+        return self.driver.voltage(rows)
 
     def _apply(self, new: np.ndarray, plan: SwitchPlan | None, manual: bool = False) -> None:
         """Write ``new`` currents (all channels) and make ``plan`` the applied configuration."""
@@ -248,15 +380,17 @@ class Core:
         changed = np.flatnonzero(new != old)
         try:
             self.driver.write(changed.tolist(), new[changed].tolist())
-        except DriverError as exc:
-            self._roll_back(old)
+        except DriverError as exc:  # the transaction writes the previous currents back
             raise ScpiError(-240, f"{exc}; the previous state is restored") from None
         self.plan, self.manual = plan, manual
-        self._save_configuration()
+        self._persist("configuration")
 
     def _roll_back(self, old: np.ndarray) -> None:
-        now = self.driver.currents()
-        undo = np.flatnonzero(now != old)
+        """Write the currents ``old`` back (only the channels that differ); a failure leaves
+        the heaters unknown: :attr:`fault` is set and -240 raised."""
+        undo = np.flatnonzero(self.driver.currents() != old)
+        if not undo.size:
+            return
         try:
             self.driver.write(undo.tolist(), old[undo].tolist())
         except DriverError as exc:
@@ -282,9 +416,10 @@ class Core:
 
     def apply_plan(self, plan: SwitchPlan) -> SwitchPlan:
         """Apply a plan of this fabric (e.g. from :func:`~firmware.fabric.all_to_all`)
-        atomically, then re-centre locked rings; raises :class:`ScpiError`."""
-        self._apply(self._currents_for(plan), plan)
-        self._track_rings()
+        and re-centre the locked rings, all or nothing; raises :class:`ScpiError`."""
+        with self.transaction():
+            self._apply(self._currents_for(plan), plan)
+            self._track_rings()
         return plan
 
     @property
@@ -292,22 +427,6 @@ class Core:
         return self.plan.matching if self.plan else Matching([], self.fabric.n_ports)
 
     # ---- persistence -----------------------------------------------------------------------
-    def _save_configuration(self) -> None:
-        if self.store is not None:
-            self.store.write(
-                "configuration",
-                {
-                    "pairs": [list(p) for p in self.matching.pairs],
-                    "currents_mA": self.driver.currents().tolist(),
-                    "manual": self.manual,
-                },
-            )
-
-    def _save_schedule(self) -> None:
-        if self.store is not None:
-            steps = [[s.dwell_s, flat(s.plan.matching)] for s in self.schedule]
-            self.store.write("schedule", {"steps": steps})
-
     def _restore(self, store: Store) -> None:
         """Re-apply the stored configuration and reload the stored schedule (at power-on)."""
         n = self.fabric.n_ports
@@ -316,5 +435,13 @@ class Core:
         config = store.read("configuration")
         if config:
             matching = Matching([tuple(p) for p in config["pairs"]], n)
-            plan = None if config["manual"] else self.fabric.plan(matching)
+            # heaters set by hand keep the matching they were set on, as before the restart
+            plan = self.fabric.plan(matching)
             self._apply(np.asarray(config["currents_mA"], float), plan, config["manual"])
+        self._unsaved.clear()  # what was read is stored already
+
+
+def _copied(value: object) -> object:
+    """A copy of a container of the state (the transaction's snapshot); other values as they
+    are: the controller replaces them rather than changing them in place."""
+    return value.copy() if isinstance(value, list | dict | set | np.ndarray) else value

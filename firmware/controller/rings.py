@@ -1,25 +1,32 @@
 """The switch's ``RING`` commands: lock each output ring to the laser, hold it there across
 reconfigurations, report its lock error.
 
-The lock, the project's one: a sweep of the ring heater's power over 1.25 FSR in steps of a
-quarter FWHM finds the brightest drop reading (one order up when it leaves the heater less
-than :data:`RING_HEADROOM` of an FSR to fall back on); up to :data:`RING_FIT_ITERATIONS` three-point
-fits of the resonance (:func:`~photonics.ring.lorentzian_peak`) centre the heater on it. After
-every reconfiguration each locked ring is re-centred by the same fit (thermal crosstalk from
-the new heater state moves it), re-locked from a sweep when it has moved out of the fit's
-reach, for up to :data:`RING_TRACK_ROUNDS` rounds (ring heaters warm each other). All readings
-go through the driver's detectors: the emulated chip's photodiodes, or a bench's power meter.
+The lock, the project's one: a sweep of the ring heater's power over
+:data:`RING_SWEEP_FSR` FSR in steps of a quarter FWHM (refused before it starts when it does
+not fit the limits) finds the brightest drop reading (one order up when it leaves the heater
+less than :data:`RING_HEADROOM` of an FSR to fall back on); up to :data:`RING_FIT_ITERATIONS`
+three-point fits of the resonance (:func:`~photonics.ring.lorentzian_peak`) centre the heater
+on it. A heater only heats: a fit that asks for negative power takes the same resonance one
+order (one FSR) up, one beyond the current limit one order down.
+
+Every locked ring is then re-centred by the same fit, after each lock, unlock and
+reconfiguration (thermal crosstalk from the new heater state moves it), re-locked from a sweep
+when it has moved out of the fit's reach, for up to :data:`RING_TRACK_ROUNDS` rounds (ring
+heaters warm each other). A lock succeeds only if every locked ring ends on resonance within
+:data:`RING_LOCK_TOLERANCE` by its fit; otherwise the command fails (-200, or -240 when a ring
+shows no resonance), naming the ring, and changes nothing: a later lock or reconfiguration
+never silently unlocks an earlier ring. All readings go through the driver's detectors (the
+emulated chip's photodiodes, or a bench's power meter), each checked against the limits.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from firmware.commands import ScpiError
-from firmware.controller.core import APPLY_ERRORS, RING, Core
+from firmware.controller.core import RECONFIGURE_ERRORS, RING, Core
 from firmware.declarations import command, query
 from photonics.chip import Chip
 from photonics.ring import lorentzian_peak
@@ -28,9 +35,12 @@ from photonics.ring import lorentzian_peak
 RING_FIT_ITERATIONS = 4
 #: Rounds of re-centring every locked ring after a change.
 RING_TRACK_ROUNDS = 6
+#: The lock sweeps its ring's heater from 0 mW over this many FSRs of power; a lock whose
+#: sweep does not fit the limits is refused before it starts.
+RING_SWEEP_FSR = 1.25
 #: A resonance found below this fraction of an FSR of heater power is locked one order up
-#: (the sweep spans 1.25 FSR, so that order is in it).
-RING_HEADROOM = 0.25
+#: (the sweep spans 1 + RING_HEADROOM FSR, so that order is in it).
+RING_HEADROOM = RING_SWEEP_FSR - 1
 #: A locked ring whose estimated error exceeds this fraction of its FWHM is reported unlocked.
 RING_LOCK_TOLERANCE = 0.25
 
@@ -46,6 +56,11 @@ class Rings:
     fwhm_nm: float = 0.18
     fsr_nm: float = 9.1
     nm_per_mW: float = 1.82
+
+    @property
+    def fsr_mW(self) -> float:
+        """Heater power that moves a resonance by one FSR, mW."""
+        return self.fsr_nm / self.nm_per_mW
 
     @classmethod
     def of_chip(cls, chip: Chip) -> Rings:
@@ -110,12 +125,23 @@ class RingCommands(Core):
         ps = np.clip(center, step, top - step) + np.array([-step, 0.0, step])
         rows = np.repeat(self.driver.currents()[None], 3, axis=0)
         rows[:, channel] = self._heater_power(channel, ps, inverse=True)
-        seen = self.driver.measure(rows, self._ring_light(detector), [detector])[:, 0]
+        seen = self._measure(rows, self._ring_light(detector), [detector])[:, 0]
         return lorentzian_peak(ps, seen)
 
     def _ring_power(self, ring: int) -> float:
         channel, _ = self._ring(ring)
         return float(self._heater_power(channel, self.driver.currents()[channel]))
+
+    def _on_heater(self, ring: int, x: float) -> float:
+        """The heater power (mW) that holds the resonance fitted at ``x`` (mW): the same
+        resonance one order up when ``x`` is below 0 mW (a heater only heats), one order down
+        when it is beyond the current limit."""
+        channel, _ = self._ring(ring)
+        fsr = self.rings.fsr_mW
+        if x < 0:
+            return x + fsr
+        top = float(self._heater_power(channel, self.current_limit_mA[channel]))
+        return x - fsr if x > top and x >= fsr else x
 
     def _ring_set(self, ring: int, power_mW: float) -> None:
         channel, _ = self._ring(ring)
@@ -126,9 +152,11 @@ class RingCommands(Core):
     @command(
         "RING:LOCK",
         RING,
-        summary="Lock a ring to the laser: sweep its heater, hold the drop peak.",
+        summary="Lock a ring to the laser: sweep its heater, hold the drop peak; every locked "
+        "ring is then re-centred and must end on resonance.",
         example="RING:LOCK 0",
-        errors="-222 no such ring; -240 no resonance seen; " + APPLY_ERRORS,
+        errors="-222 no such ring, or its sweep does not fit the limits (refused before it "
+        "starts); -240 no resonance seen; " + RECONFIGURE_ERRORS,
     )
     def lock_ring(self, ring: int) -> None:
         self._lock(ring)
@@ -144,40 +172,43 @@ class RingCommands(Core):
         channel, detector = self._ring(ring)
         rings = self.rings
         held = self.driver.currents()
-        top = float(self._heater_power(channel, self.current_limit_mA[channel]))
         step = rings.fwhm_nm / rings.nm_per_mW / 4
-        powers = np.arange(0.0, min(top, 1.25 * rings.fsr_nm / rings.nm_per_mW), step)
+        span = RING_SWEEP_FSR * rings.fsr_mW
+        powers = np.arange(0.0, span, step)
         rows = np.repeat(held[None], powers.size, axis=0)
         rows[:, channel] = self._heater_power(channel, powers, inverse=True)
-        ok = self.driver.power_mW(rows) <= self.power_budget_mW
-        seen = self.driver.measure(rows[ok], self._ring_light(detector), [detector])[:, 0]
-        self.ring_sweeps[ring] = (powers[ok], seen)
-        if seen.size == 0 or np.ptp(seen) <= 0:
+        try:  # the whole sweep is checked before its first row is sent
+            seen = self._measure(rows, self._ring_light(detector), [detector])[:, 0]
+        except ScpiError as exc:
+            raise ScpiError(
+                exc.code, f"ring {ring}: its lock sweeps 0..{span:.3g} mW: {exc.detail}"
+            ) from None
+        self.ring_sweeps[ring] = (powers, seen)
+        if np.ptp(seen) <= 0:
             raise ScpiError(-240, f"ring {ring}: no resonance seen on detector {detector}")
-        x = float(powers[ok][int(np.argmax(seen))])
-        fsr_mW = rings.fsr_nm / rings.nm_per_mW
-        if x < RING_HEADROOM * fsr_mW and x + fsr_mW <= powers[ok][-1]:
+        x = float(powers[int(np.argmax(seen))])
+        if x < RING_HEADROOM * rings.fsr_mW:
             # a heater only heats: a ring parked near 0 mW cannot follow when its neighbours or
             # the chip warm it. The same resonance one order up (in the sweep) has headroom.
-            x += fsr_mW
+            x += rings.fsr_mW
         for _ in range(RING_FIT_ITERATIONS):  # Newton-like: each fit centres the next
             fit = self._ring_fit(ring, x, step)
             if fit is None or abs(fit[0] - x) > 3 * step:
                 break
-            x, step = min(max(fit[0], 0.0), top), max(fit[1] / 2, 1e-9)
+            x, step = self._on_heater(ring, fit[0]), max(fit[1] / 2, 1e-9)
         self._ring_set(ring, x)
         self.ring_step[ring] = step
 
     def _track_rings(self) -> None:
         """After a reconfiguration, pull every locked ring back onto its resonance (heater
-        crosstalk moves them): one three-point fit and one write each; a full re-lock when the
-        resonance has moved out of reach. A ring that cannot be found again stays flagged by
-        STAT:QUES? (the reconfiguration itself has succeeded)."""
-        with contextlib.suppress(ScpiError):
-            self._track(list(self.ring_step))
+        crosstalk moves them); a ring that cannot be held fails the reconfiguration."""
+        self._track(list(self.ring_step))
 
     def _track(self, rings: list[int]) -> None:
-        # ring heaters warm each other: sweep over the rings until none has to move
+        """Re-centre ``rings`` (locked) until none has to move: one three-point fit and, when
+        it has moved, one write each per round; a full re-lock when the resonance is out of the
+        fit's reach. Raises -200 naming the rings still off resonance after
+        :data:`RING_TRACK_ROUNDS` rounds (ring heaters warm each other)."""
         for _ in range(RING_TRACK_ROUNDS):
             moved = False
             for ring in rings:
@@ -187,27 +218,40 @@ class RingCommands(Core):
                     self._lock(ring)
                     moved = True
                 elif abs(fit[0] - x) > 0.05 * fit[1]:
-                    self._ring_set(ring, fit[0])
+                    self._ring_set(ring, self._on_heater(ring, fit[0]))
                     moved = True
             if not moved:
-                return
+                return  # every ring's fit is within 0.05 half widths of its heater
+        tolerance = RING_LOCK_TOLERANCE * self.rings.fwhm_nm
+        off = [r for r in rings if self._ring_error_nm(r) > tolerance]
+        if off:
+            raise ScpiError(
+                -200,
+                f"ring {', '.join(map(str, off))}: not on resonance after {RING_TRACK_ROUNDS} "
+                "rounds of re-centring",
+            )
 
     @command(
         "RING:UNLock",
         RING,
-        summary="Release a ring (its heater to 0 mA).",
+        summary="Release a ring (its heater to 0 mA); the other locked rings are re-centred.",
         example="RING:UNL 0",
-        errors="-222 no such ring; " + APPLY_ERRORS,
+        errors="-222 no such ring; " + RECONFIGURE_ERRORS,
     )
     def unlock_ring(self, ring: int) -> None:
         self._ring_set(ring, 0.0)
         self.ring_step.pop(ring, None)
+        self._track(list(self.ring_step))  # its heater warmed its neighbours
 
     def _ring_error_nm(self, ring: int) -> float:
         """Detuning of a locked ring from the laser, nm: the fitted resonance's distance from
-        the heater setting, in half widths, times half the design FWHM."""
+        the heater setting, in half widths, times half the design FWHM; inf when the fit's
+        readings do not bracket a resonance or cannot be taken inside the limits."""
         x = self._ring_power(ring)
-        fit = self._ring_fit(ring, x, self.ring_step[ring])
+        try:
+            fit = self._ring_fit(ring, x, self.ring_step[ring])
+        except ScpiError:  # a limit lowered since the lock
+            fit = None
         if fit is None:
             return float("inf")
         return abs(fit[0] - x) / fit[1] * self.rings.fwhm_nm / 2

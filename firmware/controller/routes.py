@@ -14,6 +14,7 @@ from firmware.controller.core import (
     CURRENT,
     PORT,
     PORTS,
+    RECONFIGURE_ERRORS,
     Core,
     flat,
     pairs_of,
@@ -32,7 +33,7 @@ class RouteCommands(Core):
         Param("peer", "int", 0, Bound("ports", -1)),
         summary="Connect two dark ports, keeping every other circuit.",
         example="ROUT:CONN 0,3",
-        errors="-221 a port is connected already, or no path is free; " + APPLY_ERRORS,
+        errors="-221 a port is connected already, or no path is free; " + RECONFIGURE_ERRORS,
     )
     def connect(self, port: int, peer: int) -> None:
         pairs = [*self.matching.pairs, (port, peer)]
@@ -43,7 +44,7 @@ class RouteCommands(Core):
         PORT,
         summary="Disconnect the pair that holds this port.",
         example="ROUT:DISC 0",
-        errors="-221 the port is dark; " + APPLY_ERRORS,
+        errors="-221 the port is dark; " + RECONFIGURE_ERRORS,
     )
     def disconnect(self, port: int) -> None:
         if self.matching.partner(port) is None:
@@ -55,7 +56,7 @@ class RouteCommands(Core):
         "ROUTe:CLEar",
         summary="Disconnect every pair (heaters of the cells to 0 mA).",
         example="ROUT:CLE",
-        errors=APPLY_ERRORS,
+        errors=RECONFIGURE_ERRORS,
     )
     def clear_routes(self) -> None:
         self.apply_matching(Matching([], self.fabric.n_ports))
@@ -68,7 +69,7 @@ class RouteCommands(Core):
         "pairs, sorted.",
         example="ROUT:MATC 0,1,2,3",
         errors="-109 an odd number of ports; -224 a port twice; -221 not realizable; "
-        + APPLY_ERRORS,
+        + RECONFIGURE_ERRORS,
     )
     def apply_pairs(self, ports: tuple[int, ...]) -> None:
         self.apply_matching(pairs_of(ports, self.fabric.n_ports))
@@ -87,7 +88,7 @@ class RouteCommands(Core):
         "live circuits it disturbed.",
         example="ROUT:REPL 1,5,7",
         errors="-221 the port is dark or a spare is not; -224 a spare twice; -221 no path; "
-        + APPLY_ERRORS,
+        + RECONFIGURE_ERRORS,
     )
     def replace_port(self, port: int, spares: tuple[int, ...]) -> None:
         peer = self.matching.partner(port)

@@ -12,7 +12,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from firmware.commands import Param, ScpiError
-from firmware.controller.core import APPLY_ERRORS, PORT, PORTS, Core, Step, pairs_of
+from firmware.controller.core import (
+    PORT,
+    PORTS,
+    RECONFIGURE_ERRORS,
+    Core,
+    Step,
+    pairs_of,
+)
 from firmware.declarations import command, query
 
 #: Longest dwell time of a schedule step, s.
@@ -40,7 +47,8 @@ class ScheduleCommands(Core):
     def add_step(self, dwell: float, ports: tuple[int, ...]) -> None:
         if len(self.schedule) >= MAX_SCHEDULE_STEPS:
             raise ScpiError(-223, f"the schedule has {MAX_SCHEDULE_STEPS} steps, the most it can")
-        self._store_schedule([*self.schedule, self._step(dwell, ports)])
+        self.schedule.append(self._step(dwell, ports))
+        self._persist("schedule")
 
     @command(
         "SCHedule:LOAD",
@@ -56,20 +64,12 @@ class ScheduleCommands(Core):
     def load_schedule(self, steps: tuple[tuple[float, tuple[int, ...]], ...]) -> None:
         if len(steps) > MAX_SCHEDULE_STEPS:
             raise ScpiError(-223, f"{len(steps)} steps; at most {MAX_SCHEDULE_STEPS}")
-        self._store_schedule([self._step(dwell, ports) for dwell, ports in steps])
+        self.schedule = [self._step(dwell, ports) for dwell, ports in steps]
+        self._persist("schedule")
         self.running, self.step_index, self.step_times = False, -1, []
 
     def _step(self, dwell: float, ports: tuple[int, ...]) -> Step:
         return Step(dwell, self.fabric.plan(pairs_of(ports, self.fabric.n_ports)))
-
-    def _store_schedule(self, steps: list[Step]) -> None:
-        """Make ``steps`` the schedule and store it; if the store fails, the old one stays."""
-        old, self.schedule = self.schedule, steps
-        try:
-            self._save_schedule()
-        except BaseException:
-            self.schedule = old
-            raise
 
     @query("SCHedule:COUNt", reply="integer", summary="Number of steps.", example="SCH:COUN?")
     def step_count(self) -> int:
@@ -79,25 +79,20 @@ class ScheduleCommands(Core):
         "SCHedule:STARt",
         summary="Apply the first step and run.",
         example="SCH:STAR",
-        errors="-221 the schedule is empty; " + APPLY_ERRORS,
+        errors="-221 the schedule is empty; " + RECONFIGURE_ERRORS,
     )
     def start_schedule(self) -> None:
         if not self.schedule:
             raise ScpiError(-221, "the schedule is empty: add steps with SCH:ADD")
-        times = self.step_times
         self.step_times = []
-        try:
-            self._go_to(0)
-        except ScpiError:
-            self.step_times = times
-            raise
+        self._go_to(0)
         self.running = True
 
     @command(
         "SCHedule:STEP",
         summary="Apply the next step (the first after SCH:STAR); wraps around.",
         example="SCH:STEP",
-        errors="-221 not running; " + APPLY_ERRORS,
+        errors="-221 not running; " + RECONFIGURE_ERRORS,
     )
     def next_step(self) -> None:
         if not self.running:
@@ -130,5 +125,6 @@ class ScheduleCommands(Core):
 
     @command("SCHedule:CLEar", summary="Stop and empty the schedule.", example="SCH:CLE")
     def clear_schedule(self) -> None:
-        self._store_schedule([])
+        self.schedule = []
+        self._persist("schedule")
         self.running, self.step_index, self.step_times = False, -1, []

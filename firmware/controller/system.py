@@ -31,14 +31,8 @@ class SystemCommands(Core):
         errors="-240 the hardware failed (state rolled back)",
     )
     def reset(self) -> None:
-        zero = np.zeros(self.driver.n_channels)
-        fault, self.fault = self.fault, False
-        try:
-            self.interlock = False
-            self._apply(zero, None)
-        except ScpiError:
-            self.fault = fault
-            raise
+        self.fault = self.interlock = False  # the zero state passes every check
+        self._apply(np.zeros(self.driver.n_channels), None)
         self._reset_state()
 
     @command("*CLS", summary="Clear the error queue.", example="*CLS")
@@ -109,15 +103,10 @@ class SystemCommands(Core):
     )
     def set_interlock(self, engaged: bool) -> None:
         if engaged:
-            self.interlock = False  # the zero state passes every check
-            try:
-                self._apply(np.zeros(self.driver.n_channels), None)
-            finally:
-                self.interlock = True
+            self._apply(np.zeros(self.driver.n_channels), None)  # zero passes the interlock
             self._reset_rings()
             self.running = False
-        else:
-            self.interlock = False
+        self.interlock = engaged
 
     @query("SYSTem:INTerlock", reply="0 | 1")
     def interlock_engaged(self) -> bool:

@@ -6,11 +6,11 @@ import pytest
 
 from firmware.commands import MAX_LINE, MESSAGES, is_query
 from firmware.controller import Controller
-from firmware.controller.rings import RING_LOCK_TOLERANCE
 from firmware.reference import SIZES, reference
 from firmware.sdk import Switch, SwitchError
 from photonics.errors import SettingsError
 from photonics.matching import Matching
+from tests.firmware.state import capture
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
 
@@ -18,23 +18,6 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "commands.md"
 def _switch(tmp_path: Path | None = None, **kw) -> tuple[Switch, Controller]:
     sw = Switch.emulated(**{"ports": 6, "seed": 5, **kw}, state_dir=tmp_path)
     return sw, sw.transport.controller
-
-
-def _state(c: Controller) -> tuple:
-    """Everything a command could change."""
-    return (
-        c.driver.currents().tolist(),
-        c.matching.pairs,
-        c.manual,
-        c.interlock,
-        c.current_limit_mA.tolist(),
-        c.power_budget_mW,
-        [(s.dwell_s, s.plan.matching.pairs) for s in c.schedule],
-        c.calibration,
-        dict(c.ring_step),
-        c.running,
-        c.step_index,
-    )
 
 
 def _codes(sw: Switch) -> list[int]:
@@ -114,9 +97,9 @@ def test_a_matching_lights_each_partner_and_leaves_the_rest_dark() -> None:
 def test_a_bad_command_changes_nothing_and_queues_its_error(line, code) -> None:
     sw, c = _switch()
     sw.connect([(0, 3)])
-    before = _state(c)
+    before = capture(c)
     assert c.handle(line) is None
-    assert _state(c) == before
+    assert capture(c) == before
     assert c.errors.codes() == [code]
     assert c.next_error().startswith(f'{code},"{MESSAGES[code]}')
 
@@ -124,12 +107,12 @@ def test_a_bad_command_changes_nothing_and_queues_its_error(line, code) -> None:
 def test_a_driver_failure_part_way_is_rolled_back_exactly() -> None:
     sw, c = _switch()
     sw.connect([(0, 3), (1, 2)])
-    before = _state(c)
+    before = capture(c)
     c.driver.fail_after = 5
     with pytest.raises(SwitchError) as info:
         sw.connect([(0, 1), (2, 5)])
     assert info.value.code == -240 and "restored" in info.value.message
-    assert _state(c) == before
+    assert capture(c) == before
     assert sw.connect([(0, 1), (2, 5)]) > 0  # the next attempt goes through
 
 
@@ -183,13 +166,28 @@ def test_configuration_schedule_and_calibration_survive_a_restart(tmp_path) -> N
     assert seen[-1] == (mzis, mzis) and [d for d, _ in seen] == sorted({d for d, _ in seen})
     sw.connect([(0, 5), (1, 4)])
     sw.load_schedule([([(0, 1)], 1e-3), ([(2, 3), (0, 4)], 2e-3)])
-    saved = _state(c)
+    saved = capture(c)
     # power cycle: a new controller and a driver whose heaters start at 0
     again, c2 = _switch(tmp_path, calibrated=False)
-    assert np.array_equal(c2.driver.currents(), saved[0])
+    restored = capture(c2)
+    assert restored.currents_mA == saved.currents_mA
     assert again.matching().pairs == ((0, 5), (1, 4))
-    assert [(s.dwell_s, s.plan.matching.pairs) for s in c2.schedule] == saved[6]
+    assert restored.schedule == saved.schedule
+    assert restored.calibration == saved.calibration
     assert again.calibration()["stored"] and not again.status()["uncalibrated"]
+
+
+def test_a_saved_calibration_wins_over_the_factory_one_at_restart(tmp_path) -> None:
+    # once: Switch.emulated(state_dir=d) (calibrated=True) came back with the factory one
+    sw, c = _switch(tmp_path)
+    factory = sw.calibration()
+    sw.calibrate()  # and store it
+    sw.connect([(0, 5)])
+    saved = capture(c)
+    again, c2 = _switch(tmp_path)
+    assert again.calibration() == {**sw.calibration(), "stored": True} != factory
+    assert capture(c2).calibration == saved.calibration
+    assert capture(c2).currents_mA == saved.currents_mA
 
 
 def test_a_schedule_reports_its_duty_cycle_from_the_modeled_reconfiguration_times() -> None:
@@ -205,44 +203,6 @@ def test_a_schedule_reports_its_duty_cycle_from_the_modeled_reconfiguration_time
     assert sw.status()["schedule_running"]
     sw.stop_schedule()
     assert not sw.status()["schedule_running"]
-
-
-def test_rings_lock_track_reconfiguration_and_report_drift() -> None:
-    sw, c = _switch(ports=4, seed=3, rings=True)
-    sw.connect([(0, 2), (1, 3)])
-    for r in range(4):
-        sw.lock_ring(r)
-    tolerance = RING_LOCK_TOLERANCE * c.rings.fwhm_nm
-    assert all(sw.ring_status(r)[0] and sw.ring_status(r)[1] < tolerance for r in range(4))
-    sw.connect([(0, 1), (2, 3)])  # mesh heaters warm the rings; tracking follows
-    assert all(sw.ring_status(r)[1] < tolerance for r in range(4))
-    for r in range(4):  # each photodiode sees its partner's light through its ring
-        assert c.driver.detect(np.eye(4)[sw.matching().partner(r)])[r] > 0.5
-    c.driver.delta_T_K = 2.0  # the chip warms by 2 K: 0.16 nm of resonance shift
-    assert sw.status()["ring_drifted"] and not sw.ring_status(0)[0]
-    sw.lock_ring(0)
-    assert sw.ring_status(0)[1] < tolerance
-    sw.unlock_ring(0)
-    assert sw.ring_status(0) == (False, 0.0)
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
-def test_every_ring_locks_on_the_laser_and_stays_there_whatever_its_fabricated_offset(seed) -> None:
-    # the chip's truth, not the firmware's estimate: resonance minus laser, in FWHM
-    sw, c = _switch(ports=8, seed=seed, rings=True)
-    chip, ring = c.driver.chip, c.driver.chip.spec.ring
-
-    def true_error() -> np.ndarray:
-        shift = chip.ring_shift_nm(c.driver.currents(), c.driver.delta_T_K)
-        return np.abs(ring.detuning_nm(1550.0, shift)) / ring.fwhm_nm()
-
-    for r in range(8):
-        sw.lock_ring(r)
-    assert true_error().max() < 0.05
-    c.driver.delta_T_K = 1.0  # 0.08 nm warmer, then the mesh heaters change: tracking
-    sw.connect([(0, 5), (1, 4), (2, 7), (3, 6)])
-    assert true_error().max() < 0.05
-    assert all(sw.ring_status(r)[0] for r in range(8))
 
 
 def test_reset_clears_routes_and_keeps_calibration() -> None:
