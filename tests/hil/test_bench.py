@@ -133,7 +133,7 @@ def test_pswitch_serve_runs_the_bench_in_another_process(tmp_path) -> None:
 def test_pswitch_serve_refuses_a_size_it_cannot_serve() -> None:
     assert PSWITCH is not None
     done = subprocess.run(
-        [PSWITCH, "serve", "--ports", "6", "--seconds", "0"], capture_output=True, text=True
+        [PSWITCH, "serve", "--ports", "6", "--seconds", "1"], capture_output=True, text=True
     )
     assert done.returncode == 2
     assert "4 or 8-port" in done.stderr and "Traceback" not in done.stderr
