@@ -165,6 +165,7 @@ class RingCommands(Core):
         example="RING:LOCK 0",
         errors="-222 no such ring, or its sweep does not fit the limits (refused before it "
         "starts); -240 no resonance seen; " + RECONFIGURE_ERRORS,
+        execution="overlapped",
     )
     def lock_ring(self, ring: int) -> None:
         self._lock(ring)
