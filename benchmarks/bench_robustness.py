@@ -52,8 +52,8 @@ from photonics.errors import PswitchError
 
 # the suite's contract machine and state helpers live in tests/ (a source checkout)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.firmware.contracts import STEPS, ContractMachine, Tally  # noqa: E402
-from tests.firmware.state import capture, watch_limits  # noqa: E402
+from tests.firmware.contracts import STEPS, ContractMachine, Tally
+from tests.firmware.state import capture, watch_limits
 
 #: The SDK calls that try to slip extra commands (or wrong types) through their arguments, each
 #: on a switch in the state its setup line leaves (8 ports: 0-1 and 2-3 routed, a schedule).
@@ -279,6 +279,18 @@ def sdk_injection() -> list[tuple[str, str]]:
     return outcome
 
 
+#: The same figures as reported before the contracts held (issue 17).
+BEFORE = {
+    "fuzz_lines": "-",
+    "fuzz_escaped": "ROUT:MATC DEF and 2 more raised TypeError",
+    "fuzz_state_changed_on_error": "4 reproducers (store, ring lock, CAL:RUN, calibrate)",
+    "limit_violations_during_measurement": "155 of a 3,000-command walk",
+    "cross_client_errors": "12 of 600 calls",
+    "idn_during_cal_run_s": "5 s (two CAL:RUNs: 20 s)",
+    "sdk_injection_accepted": "add, disconnect, set_heater, lock/unlock_ring, ...",
+}
+
+
 # ---- the run ---------------------------------------------------------------------------------
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -341,6 +353,10 @@ def print_tables(args, figures, tally, fuzz_s, walk, clients, idn, attempts) -> 
     for attempt, result in attempts:
         print(f"  {attempt:<58} {result}")
     print(f"  sdk_injection_accepted                  {figures['sdk_injection_accepted']:>6}")
+    print("\nSummary: now, and as reported before the contracts (issue 17's reproducers)")
+    print(f"  {'figure':<37} {'now':>9}  before")
+    for key, value in figures.items():
+        print(f"  {key:<37} {value:>9.4g}  {BEFORE[key]}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ after every line:
   calibration, schedule, limits, the store's bytes) as it was before its failing command. Each
   command is its own transaction and a line stops at its first error, so the commands before
   it stay done; a line that does not parse runs nothing. The state before each command is
-  captured by wrapping the controller's ``_run`` (its one call per command);
+  captured by wrapping the default session's ``_run`` (its one call per command);
 - no row of currents over the limits reaches the driver (:func:`watch_limits`), and the applied
   currents are within them;
 - a command that met an injected fault fails with its code (-310 store, -240 hardware);
@@ -161,13 +161,14 @@ class ContractMachine(RuleBasedStateMachine):
 
     def _attach(self, c: Controller) -> None:
         self.c, self.watch, self.before_each = c, watch_limits(c), []
-        run = c._run
+        session = c.default_session
+        run = session._run
 
         def recorded(*args: object) -> object:
             self.before_each.append(capture(c))
             return run(*args)
 
-        c._run = recorded
+        session._run = recorded
 
     def broken(self, kind: str, line: str | bytes, detail: object) -> None:
         if self.tally is None:
