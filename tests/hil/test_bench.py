@@ -199,7 +199,7 @@ def test_a_remote_client_verifies_a_route_on_the_switchs_own_detectors() -> None
             laser.set_power_mW(1.0)
             laser.on()
             OpticalSwitch(mainframe).select(0)
-            s.write("ROUT:MATC 0,5,1,2,3,7,4,6;RING:LOCK 5")  # its output ring on the laser
+            s.write("ROUT:MATC 0,5,1,2,3,7,4,6;RING:LOCK 5;*WAI")  # its output ring on the laser
             mw = np.array([float(x) for x in s.query("MEAS:POW:ALL?").split(",")])
             dbm = np.array([float(x) for x in s.query("MEAS:POW:ALL? DBM").split(",")])
             loss_db = float(s.query("ROUT:PATH? 0").split(",")[1])
