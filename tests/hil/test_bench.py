@@ -91,6 +91,18 @@ def test_a_full_bench_calibration_over_visa_routes_within_tolerance(tmp_path) ->
         assert locked and error_nm < 0.02
 
 
+def test_a_circuit_alone_has_no_isolation_and_one_beside_another_has_one() -> None:
+    """Isolation is the light from the circuit's own input over the most from another lit
+    input: with nothing else lit it is undefined (None), not the ratio to a numeric floor."""
+    with EmulatedBench(ports=4, seed=1) as emulated, Bench(emulated.config()) as bench:
+        alone = bench.verify([(0, 1)])
+        assert alone.isolation_db == {(0, 1): None, (1, 0): None}
+        assert alone.worst_isolation_db is None
+        both = bench.verify([(0, 1), (2, 3)])
+        assert all(i is not None for i in both.isolation_db.values())
+        assert both.worst_isolation_db == min(both.isolation_db.values())
+
+
 def test_the_meter_sees_a_reconfiguration_after_the_switch_writes_its_heaters() -> None:
     with EmulatedBench(ports=4, seed=1) as emulated, Bench(emulated.config()) as bench:
         for ring in range(4):
