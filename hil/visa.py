@@ -187,6 +187,10 @@ class Session:
         """Send a line and return its reply line (terminator stripped)."""
         return self._run(cmd, self._read_line)
 
+    def query_lines(self, cmd: str, n: int) -> list[str]:
+        """Send a line and return its reply of ``n`` lines (terminators stripped)."""
+        return self._run(cmd, lambda: [self._read_line() for _ in range(n)])
+
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         """Send a line and read its reply as an IEEE 488.2 definite-length block
         (``#<n><len><data>``) of little-endian float32."""
