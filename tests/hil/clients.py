@@ -1,4 +1,6 @@
-"""Unmodified instrument clients against the served emulated bench: the conformance checks, run
+"""(Over 500 lines: one check per client property group, each short; they are counted together.)
+
+Unmodified instrument clients against the served emulated bench: the conformance checks, run
 one test each by tests/hil/test_clients.py and counted by benchmarks/bench_hil.py.
 
 Every check drives one served instrument of an :class:`~hil.emulator.bench.EmulatedBench`

@@ -1,4 +1,7 @@
-"""Emulated tunable lasers: the Keysight 8164B mainframe with its laser and 1xN switch module
+"""(Over 500 lines: two instruments' whole command tables, each beside its own state; splitting
+a table from its instrument would only scatter it.)
+
+Emulated tunable lasers: the Keysight 8164B mainframe with its laser and 1xN switch module
 (:class:`Mainframe8164B`) and the Santec TSL-570 (:class:`LaserTSL570`), each a laser on the
 world. Their drivers are :mod:`hil.instruments.lasers` and :mod:`hil.instruments.switch`.
 
