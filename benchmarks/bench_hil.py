@@ -51,7 +51,7 @@ from hil.visa import Session, resource_manager
 from photonics.selfcal import route_quality
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.hil.clients
-from tests.hil.clients import tally  # noqa: E402
+from tests.hil.clients import tally
 
 WARMUP = 200
 NAGLE_PAIRS = 20  # each may stall ~40 ms: few are enough to show it

@@ -51,7 +51,7 @@ class SystemCommands(Core):
         summary="Operation complete: 1 once the overlapped operation this client started "
         "(CAL:RUN, RING:LOCK) has completed and the heaters written last have settled on the "
         "chip (a reading after it sees the new state). Its errors are in the queue by then.",
-        example="ROUT:MATC 0-1;*OPC?",
+        example="RING:LOCK 0;*OPC?",
         execution="session",
     )
     def operation_complete(self) -> int:
