@@ -19,7 +19,10 @@ over raw, target <= 2), ``write_then_query_s`` (a write and a query through Sess
 ``write_then_query_nagle_s`` (the same through the plain pyvisa-py resource), and
 ``bench_calibration_s``: a full calibration of an 8-port chip on the emulated bench
 (:class:`hil.emulator.bench.EmulatedBench`) through :class:`hil.bench.Bench`, with how well the
-calibration routes (``bench_calibration_error_db``, ``bench_calibration_isolation_db``).
+calibration routes (``bench_calibration_error_db``, ``bench_calibration_isolation_db``); and
+``client_checks_passed`` of ``client_checks_total``: the conformance checks of unmodified
+clients (pymeasure's driver classes, the qontrol library, manual transcripts) against the served
+emulated bench, counted by running them (``tests/hil/clients.py``; needs the dev extra).
 
 To add a figure: write a function ``(server, n) -> dict`` of figures, append it to
 :data:`SECTIONS` and describe its keys in :data:`ROWS`.
@@ -36,14 +39,19 @@ import argparse
 import json
 import socket
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from hil.bench import Bench
 from hil.emulator.bench import EmulatedBench
 from hil.emulator.server import TcpServer
 from hil.visa import Session, resource_manager
 from photonics.selfcal import route_quality
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.hil.clients
+from tests.hil.clients import tally
 
 WARMUP = 200
 NAGLE_PAIRS = 20  # each may stall ~40 ms: few are enough to show it
@@ -142,11 +150,19 @@ def calibration_figures(server: TcpServer, n: int) -> dict[str, float]:
     }
 
 
+def client_figures(server: TcpServer, n: int) -> dict[str, float]:
+    """The unmodified-client conformance checks on a served 4-port bench: how many pass."""
+    with EmulatedBench(ports=4, seed=0) as emulated:
+        passed, total = tally(emulated)
+    return {"client_checks_passed": passed, "client_checks_total": total}
+
+
 #: Each section measures some figures against a running server.
 SECTIONS: list[Callable[[TcpServer, int], dict[str, float]]] = [
     latency_figures,
     nagle_figures,
     calibration_figures,
+    client_figures,
 ]
 #: key -> (what it is, unit to print in, target or "")
 ROWS: dict[str, tuple[str, str, str]] = {
@@ -159,8 +175,10 @@ ROWS: dict[str, tuple[str, str, str]] = {
     "bench_calibration_s": ("8-port bench calibration over VISA", "s", ""),
     "bench_calibration_error_db": ("  its worst routed-power error", "dB", "< 0.5"),
     "bench_calibration_isolation_db": ("  its worst isolation", "dB", ">= 25"),
+    "client_checks_passed": ("unmodified-client checks passed", "n", "= total"),
+    "client_checks_total": ("  of", "n", ""),
 }
-_SCALE = {"us": 1e6, "ms": 1e3, "x": 1.0, "s": 1.0, "dB": 1.0}
+_SCALE = {"us": 1e6, "ms": 1e3, "x": 1.0, "s": 1.0, "dB": 1.0, "n": 1.0}
 
 
 def main() -> None:

@@ -109,8 +109,11 @@ class ScpiError(Exception):
 
     @property
     def text(self) -> str:
-        """The queue entry's quoted string: the standard message, then the detail."""
+        """The queue entry's quoted string: the standard message, then the detail; ASCII only
+        (a detail quoting a non-ASCII character has it escaped, ``\\ufffd``), so a client
+        decoding the reply as ASCII never fails."""
         message = MESSAGES[self.code] + (f";{self.detail}" if self.detail else "")
+        message = message.encode("ascii", "backslashreplace").decode("ascii")
         return '"' + message.replace('"', "'") + '"'
 
 

@@ -111,6 +111,11 @@ class ChipDriver(Protocol):
         """Chip temperature, C (nan when the hardware has no sensor)."""
         ...
 
+    def wait_settled(self) -> None:
+        """Return once every heater write has taken effect on the chip (``*OPC?``, ``*WAI``):
+        at once for a driver whose ``write`` returns settled."""
+        ...
+
 
 class EmulatedDriver:
     """A :class:`ChipDriver` over an emulated chip, with modeled hardware time.
@@ -260,3 +265,6 @@ class EmulatedDriver:
 
     def temperature_C(self) -> float:
         return REFERENCE_TEMPERATURE_C + self.delta_T_K
+
+    def wait_settled(self) -> None:
+        """Writes are modeled, not waited for: nothing to wait for."""

@@ -39,6 +39,9 @@ the session the instrument drivers use. It makes these facts of pyvisa-py sessio
   round trip) and spins on an EOF until its timeout. Session writes through viWrite but reads
   replies from that session's socket itself (``poll`` then ``recv``), after pyvisa-py's
   read-ahead buffer, which it keeps in step. Serial lines and other backends read with viRead.
+- Traffic: every line written and every reply read is logged at DEBUG on the ``hil.visa``
+  logger (``logging``), one line each naming the resource (``<resource> <- <line>``,
+  ``<resource> -> <reply>``); the check costs nothing measurable when DEBUG is off.
 - Errors: every failure is an :mod:`hil.errors` exception naming the resource:
   :class:`~hil.errors.InstrumentTimeoutError`, :class:`~hil.errors.ConnectionLostError`, or
   :class:`~hil.errors.InstrumentError` (never a raw pyvisa error or OSError).
@@ -55,6 +58,7 @@ Times are in seconds.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import select
 import socket
@@ -74,6 +78,7 @@ DEFAULT_BACKEND = "@py"
 #: Bytes asked of one viRead; a line ends at its terminator long before.
 READ_COUNT = 1 << 20
 
+log = logging.getLogger(__name__)  # "hil.visa": the traffic log
 _T = TypeVar("_T")
 _registry = threading.Lock()
 _managers: dict[str, pyvisa.ResourceManager] = {}
@@ -187,6 +192,10 @@ class Session:
         """Send a line and return its reply line (terminator stripped)."""
         return self._run(cmd, self._read_line)
 
+    def query_lines(self, cmd: str, n: int) -> list[str]:
+        """Send a line and return its reply of ``n`` lines (terminators stripped)."""
+        return self._run(cmd, lambda: [self._read_line() for _ in range(n)])
+
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         """Send a line and read its reply as an IEEE 488.2 definite-length block
         (``#<n><len><data>``) of little-endian float32."""
@@ -222,8 +231,15 @@ class Session:
                     self._prepare()
                     if cmd is not None:
                         self._send(cmd)
+                        if log.isEnabledFor(logging.DEBUG):
+                            log.debug("%s <- %s", self.resource, cmd)
                     sent = True
-                    return None if reply is None else reply()
+                    if reply is None:
+                        return None
+                    answer = reply()
+                    if log.isEnabledFor(logging.DEBUG):
+                        log.debug("%s -> %s", self.resource, _shown(answer))
+                    return answer
                 except _TimeoutError:
                     if self._socket is not None:
                         self._disconnect()  # the late reply goes with this connection
@@ -393,6 +409,15 @@ class Session:
         if length % 4:
             raise InstrumentError(self.resource, f"a float32 block of {length} bytes")
         return np.frombuffer(bytes(data[start : start + length]), dtype="<f4").copy()
+
+
+def _shown(reply: object) -> str:
+    """A reply as the traffic log shows it: text as it is, lines joined, arrays summarised."""
+    if isinstance(reply, str):
+        return reply
+    if isinstance(reply, list):
+        return " | ".join(map(str, reply))
+    return f"<block of {np.size(reply)} values>"
 
 
 def open_transport(resource: str) -> Session:

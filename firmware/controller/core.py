@@ -147,6 +147,9 @@ class Core:
         serial: str,
     ) -> None:
         self.driver, self.fabric, self.store = driver, fabric, store
+        #: The currents the switch last wrote, mA: a read-back that differs was written by
+        #: someone else (:meth:`heaters_moved`).
+        self.written_mA = np.asarray(driver.currents(), dtype=float).copy()
         self.idn = f"PSWITCH,{model},{serial},{_VERSION}"
         hw_limit, hw_budget = driver.limits()
         self._hw_limit_mA, self._hw_budget_mW = hw_limit, hw_budget
@@ -354,6 +357,7 @@ class Core:
             self.driver.write(changed.tolist(), new[changed].tolist())
         except DriverError as exc:  # the transaction writes the previous currents back
             raise ScpiError(-240, f"{exc}; the previous state is restored") from None
+        self.written_mA = new.copy()
         self.plan, self.manual = plan, manual
         self._persist("configuration")
 
@@ -368,6 +372,12 @@ class Core:
         except DriverError as exc:
             self.fault = True
             raise ScpiError(-240, f"roll-back failed ({exc}): heaters unknown") from None
+        self.written_mA = old.copy()
+
+    def heaters_moved(self) -> np.ndarray:
+        """The channels whose read-back differs from what the switch wrote (a write behind
+        its back, e.g. by another client of the heater driver)."""
+        return np.flatnonzero(self.driver.currents() != self.written_mA)
 
     def _currents_for(self, plan: SwitchPlan) -> np.ndarray:
         """Currents that set the fabric's cells to ``plan`` (other channels kept)."""

@@ -49,40 +49,52 @@ class SystemCommands(Core):
         "*OPC",
         reply="1",
         summary="Operation complete: 1 once the overlapped operation this client started "
-        "(CAL:RUN, RING:LOCK) has completed, at once when there is none. Its errors are in "
-        "the queue by then.",
+        "(CAL:RUN, RING:LOCK) has completed and the heaters written last have settled on the "
+        "chip (a reading after it sees the new state). Its errors are in the queue by then.",
         example="RING:LOCK 0;*OPC?",
         execution="session",
     )
     def operation_complete(self) -> int:
         self.session.wait()
+        self.driver.wait_settled()
         return 1
 
     @command(
         "*WAI",
         summary="Wait to run the rest of the line, and the next lines, until the overlapped "
-        "operation this client started (CAL:RUN, RING:LOCK) has completed.",
+        "operation this client started (CAL:RUN, RING:LOCK) has completed and the heaters "
+        "written last have settled on the chip.",
         example="RING:LOCK 0;*WAI;RING:UNL 0",
         execution="session",
     )
     def wait_to_continue(self) -> None:
         self.session.wait()
+        self.driver.wait_settled()
 
     @query(
         "*TST",
         reply="0 | 1",
-        summary="Self-test: heater read-back and detectors; 0 when it passes (else 1 and -330 "
-        "in the queue).",
+        summary="Self-test: detectors, calibration, and the heater read-back against what the "
+        "switch wrote (a write behind its back fails it); 0 when it passes (else 1 and -330 in "
+        "the queue, naming the check).",
         example="*TST?",
     )
     def self_test(self) -> int:
         seen = self.driver.detect(np.zeros(self.driver.n_detectors))
-        ok = np.all(np.isfinite(seen)) and seen.shape == (self.driver.n_detectors,)
-        if self.calibration is not None:
-            ok = ok and self.calibration.n_heaters == self.driver.n_channels
-        if not ok:
-            self.errors.push(ScpiError(-330, "detector or calibration check failed"))
-        return 0 if ok else 1
+        problems = []
+        if not (np.all(np.isfinite(seen)) and seen.shape == (self.driver.n_detectors,)):
+            problems.append("detector check failed")
+        if self.calibration is not None and self.calibration.n_heaters != self.driver.n_channels:
+            problems.append("calibration does not fit the heaters")
+        if (moved := self.heaters_moved()).size:
+            c = int(moved[0])
+            problems.append(
+                f"heater read-back: channel {c} reads {self.driver.currents()[c]:.6g} mA, "
+                f"the switch wrote {self.written_mA[c]:.6g} mA ({moved.size} channel(s) differ)"
+            )
+        for problem in problems:
+            self.errors.push(ScpiError(-330, problem))
+        return 1 if problems else 0
 
     @query(
         "SYSTem:ERRor",
@@ -226,7 +238,8 @@ class SystemCommands(Core):
         reply="integer",
         summary="Questionable condition bits: 1 not calibrated, 2 interlock engaged, 4 heaters "
         "set by hand (routes not guaranteed), 8 a locked ring has drifted off lock, 16 a "
-        "hardware fault could not be rolled back.",
+        "hardware fault could not be rolled back, 32 the heater read-back differs from what the "
+        "switch wrote (written behind its back: routes not guaranteed).",
         example="STAT:QUES?",
     )
     def questionable_status(self) -> int:
@@ -236,5 +249,6 @@ class SystemCommands(Core):
             self.manual,
             self.ring_drifted(),
             self.fault,
+            self.heaters_moved().size > 0,
         )
         return sum(int(f) << i for i, f in enumerate(flags))

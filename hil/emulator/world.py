@@ -11,12 +11,15 @@ controller) goes through the one driver, so every power meter sees every write.
 Light: the active laser (see :meth:`BenchWorld.set_laser`) enters input
 :attr:`~BenchWorld.selected_input` through one facet (:data:`FACET_LOSS_DB`), crosses the chip
 (:meth:`~photonics.chip.Chip.detect` at the laser's wavelength, rings included) and leaves each
-output through another facet; a power meter adds Gaussian noise of the chip's noise floor. Dark
-(no laser on): noise only.
+output through another facet; a power meter reads it with Gaussian noise of the chip's noise
+floor on top, as a magnitude (``|P + n|``: a detector reads no negative power). Dark (no laser
+on): the noise's magnitude only, around the noise floor, never exactly zero.
 
 Time: a heater write takes effect after its modeled hardware time (per-channel write time plus
 thermal settling; ``docs/physics.md``, sections 7 and 10), on the world's clock
-(``time.monotonic`` by default, :class:`ManualClock` in tests). The driver handles writes in
+(``time.monotonic`` by default, :class:`ManualClock` in tests); :meth:`BenchWorld.wait_settled`
+waits (sleeps, or advances a manual clock) until the last write has taken effect, as an
+instrument's ``*OPC?`` and the switch's do. The driver handles writes in
 order: a write starts when the previous one has taken effect. A reading at time ``t`` sees the
 currents in effect at ``t``. Laser and fibre-switch changes act at once. Batches of the
 firmware's ``measure`` (calibration, ring-lock sweeps) are not replayed to the meters: they see
@@ -63,6 +66,10 @@ class ManualClock:
 
     def advance(self, seconds: float) -> None:
         self.now_s += seconds
+
+    def sleep(self, seconds: float) -> None:
+        """Waiting on a manual clock moves it."""
+        self.advance(seconds)
 
 
 @dataclass(frozen=True)
@@ -140,6 +147,9 @@ class BenchDriver(EmulatedDriver):
         with self._world.lock:
             return super().monitor(outputs)
 
+    def wait_settled(self) -> None:
+        self._world.wait_settled()
+
     def _arriving_mW(self) -> np.ndarray:
         return self._world.output_power_mW(self._world.settled_at)
 
@@ -173,6 +183,7 @@ class BenchWorld:
         self.seed = seed
         self.facet_transmission = 10 ** (-facet_loss_db / 10)
         self.clock = clock
+        self._sleep: Callable[[float], None] = getattr(clock, "sleep", time.sleep)
         self.lock = threading.RLock()
         self._lasers: dict[str, Laser] = {}
         self._lit: list[str] = []  # lasers that are on, in the order they were switched on
@@ -214,6 +225,11 @@ class BenchWorld:
         """When the last heater write takes effect, on the world's clock, s."""
         with self.lock:
             return self._history[-1][0]
+
+    def wait_settled(self) -> None:
+        """Return once the last heater write has taken effect (at once when it has)."""
+        while (left := self.settled_at - self.clock()) > 0:
+            self._sleep(left)
 
     def applied_currents(self, t_s: float | None = None) -> np.ndarray:
         """The heater currents in effect at ``t_s`` (default now), mA."""
@@ -317,5 +333,6 @@ class BenchWorld:
                     )  # [state, input, output]
                     self._last = (key, seen[back] * self.facet_transmission)
                 power = self._last[1][:, self._selected]
-            power = power + self._noise.normal(0.0, self.chip.spec.noise_floor_mW, power.shape)
+            noise = self._noise.normal(0.0, self.chip.spec.noise_floor_mW, power.shape)
+            power = np.abs(power + noise)  # a detector reads a magnitude: never below zero
             return power if times.ndim else power[0]

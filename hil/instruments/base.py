@@ -31,6 +31,10 @@ class Connection(Protocol):
         """Send a line and return the reply line."""
         ...
 
+    def query_lines(self, cmd: str, n: int) -> list[str]:
+        """Send a line and return its reply of ``n`` lines (a Qontrol's vector replies)."""
+        ...
+
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         """Send a line and return its reply, an IEEE 488.2 definite-length block of
         little-endian float32, as an array."""
@@ -102,6 +106,12 @@ class Loopback:
     def query(self, cmd: str) -> str:
         reply = self._ask(cmd)
         return reply.decode("ascii", "replace") if isinstance(reply, bytes) else reply
+
+    def query_lines(self, cmd: str, n: int) -> list[str]:
+        lines = self.query(cmd).split("\n")
+        if len(lines) != n:
+            raise InstrumentError(self.resource, f"{cmd!r}: {len(lines)} lines, expected {n}")
+        return lines
 
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         reply = self._ask(cmd)

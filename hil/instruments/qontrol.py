@@ -3,9 +3,10 @@ not SCPI), usable directly and as the firmware's :class:`~firmware.driver.ChipDr
 
 Wire protocol (case-insensitive, channels 0-based): ``I3=4.5`` sets channel 3 to 4.5 mA,
 ``V3=1.2`` to 1.2 V; ``I3?``, ``V3?`` read back; ``IMAX3=``/``VMAX3=`` set a channel's
-compliance limits; ``IALL?``, ``VALL?`` read every channel (comma-separated); ``NCHAN?``,
-``ID?``, ``VFULL?``, ``IFULL?``. A set answers ``OK``; an error answers ``E<code>:<channel>``
-with a code of :data:`QONTROL_ERRORS`.
+compliance limits; ``IALL?``, ``VALL?`` read every channel of the daisy chain, a line each
+(the chain is whole 8-channel modules: :data:`MODULE_CHANNELS`); ``NCHAN?`` (the channels wired
+to heaters), ``ID?``, ``VFULL?``, ``IFULL?``. A set answers ``OK``; an error answers
+``E<code>:<channel>`` with a code of :data:`QONTROL_ERRORS`.
 
 As a :class:`~firmware.driver.ChipDriver` (so the firmware's
 :class:`~firmware.controller.Controller` can run on a host against a real heater driver):
@@ -60,6 +61,8 @@ QONTROL_ERRORS = {
     14: "Serial buffer overflow",
     15: "Serial communication error",
 }
+#: Channels of one Q8-class module; a daisy chain is whole modules.
+MODULE_CHANNELS = 8
 #: Q8iv full-scale voltage, V, and current, mA.
 Q8IV_VFULL_V = 12.0
 Q8IV_IFULL_MA = 24.0
@@ -153,12 +156,16 @@ class Qontrol:
             raise InstrumentError(self.resource, f"{cmd!r}: expected OK, got {reply!r}")
 
     def _all(self, cmd: str) -> np.ndarray:
-        values = np.array([float(x) for x in self._ask(cmd).split(",")])
-        if values.shape != (self._n,):
-            raise InstrumentError(
-                self.resource, f"{cmd!r}: {values.size} values, {self._n} channels"
-            )
-        return values
+        """A vector query: a line per channel of the chain; the wired channels' values."""
+        chain = -(-self._n // MODULE_CHANNELS) * MODULE_CHANNELS
+        lines = [line.strip() for line in self.conn.query_lines(cmd, chain)]
+        for line in lines:
+            if (error := qontrol_error(self.resource, line, cmd)) is not None:
+                raise error
+        try:
+            return np.array([float(x) for x in lines[: self._n]])
+        except ValueError:
+            raise InstrumentError(self.resource, f"{cmd!r}: not numbers: {lines[:3]!r}") from None
 
     # ---- direct use --------------------------------------------------------------------------
     def idn(self) -> str:
@@ -313,3 +320,6 @@ class Qontrol:
 
     def temperature_C(self) -> float:
         return float("nan")
+
+    def wait_settled(self) -> None:
+        """``write`` returns once settled: nothing to wait for."""

@@ -62,6 +62,7 @@ class SwitchState:
     step_times: tuple[tuple[float, float], ...]
     disturbed: tuple[int, ...]
     current_limit_mA: tuple[float, ...]
+    written_mA: tuple[float, ...]
     power_budget_mW: float
     interlock: bool
     fault: bool
@@ -84,6 +85,7 @@ ATTRIBUTES = frozenset(
         "step_times",
         "disturbed",
         "current_limit_mA",
+        "written_mA",
         "power_budget_mW",
         "interlock",
         "fault",
@@ -112,6 +114,7 @@ def capture(c: Controller) -> SwitchState:
         step_times=tuple(c.step_times),
         disturbed=tuple(c.disturbed),
         current_limit_mA=tuple(c.current_limit_mA.tolist()),
+        written_mA=tuple(c.written_mA.tolist()),
         power_budget_mW=float(c.power_budget_mW),
         interlock=c.interlock,
         fault=c.fault,

@@ -6,6 +6,7 @@ each server fault is exercised against a Session.
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -365,3 +366,21 @@ def test_pty_round_trip_and_stale_reply() -> None:
             assert s.query("V2?") == "0.5"
     with pytest.raises(ConnectionLostError, match="no-such-tty"):  # an unplugged adapter
         Session("ASRL/dev/no-such-tty::INSTR", retries=1)
+
+
+def test_traffic_is_logged_at_debug_naming_the_resource(server, caplog) -> None:
+    with Session(server.resource) as s, caplog.at_level(logging.DEBUG, logger="hil.visa"):
+        s.write("SET 1")
+        reply = s.query("*IDN?")
+    lines = [r.getMessage() for r in caplog.records if r.name == "hil.visa"]
+    assert lines == [
+        f"{server.resource} <- SET 1",
+        f"{server.resource} <- *IDN?",
+        f"{server.resource} -> {reply}",
+    ]
+
+
+def test_no_traffic_is_logged_above_debug(server, caplog) -> None:
+    with Session(server.resource) as s, caplog.at_level(logging.INFO, logger="hil.visa"):
+        s.query("*IDN?")
+    assert [r for r in caplog.records if r.name == "hil.visa"] == []

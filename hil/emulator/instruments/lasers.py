@@ -1,14 +1,28 @@
-"""Emulated tunable lasers: the Keysight 8164B mainframe with its laser and 1xN switch module
+"""(Over 500 lines: two instruments' whole command tables, each beside its own state; splitting
+a table from its instrument would only scatter it.)
+
+Emulated tunable lasers: the Keysight 8164B mainframe with its laser and 1xN switch module
 (:class:`Mainframe8164B`) and the Santec TSL-570 (:class:`LaserTSL570`), each a laser on the
-world. Their drivers are :mod:`hil.instruments.lasers` and :mod:`hil.instruments.switch`."""
+world. Their drivers are :mod:`hil.instruments.lasers` and :mod:`hil.instruments.switch`.
+
+Both lasers keep a wavelength sweep's settings and run it on the world's clock
+(:class:`_Sweep`: its state, count and logged wavelengths); the laser holds its set wavelength
+on the bench meanwhile (the chip sees one wavelength at a time).
+"""
 
 from __future__ import annotations
 
-from firmware.commands import Param
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from firmware.commands import Param, ScpiError
 from hil.emulator.instruments.scpi import (
     UNIT_CODES,
     Entry,
     ScpiInstrument,
+    float32_block,
     in_unit,
     unit_param,
     wavelength_param,
@@ -22,17 +36,76 @@ from hil.instruments.lasers import (
 )
 from photonics.chip import REFERENCE_WAVELENGTH_NM
 
+#: Speed of light, m/s (frequency = c / wavelength).
+C_M_S = 299_792_458.0
+#: The 8164B's laser-lock password as shipped.
+LOCK_PASSWORD = 1234
+#: Sweep speeds of the TSL-570, nm/s.
+TSL570_SPEEDS_NM_S = (1, 2, 5, 10, 20, 50, 100, 200)
+
+
+def thz(nm: float) -> float:
+    """Optical frequency of a wavelength, THz (and back: ``thz(thz(nm)) == nm``)."""
+    return C_M_S * 1e-3 / nm
+
+
+@dataclass
+class _Sweep:
+    """A wavelength sweep's settings (nm, nm/s, s) and its run on the world's clock."""
+
+    start_nm: float
+    stop_nm: float
+    step_nm: float = 0.1
+    speed_nm_s: float = 10.0
+    mode: int = 1  # TSL: 0..3 (stepped/continuous, one/two way); 8164B: 0 STEP 1 MAN 2 CONT
+    two_way: bool = False
+    cycles: int = 1
+    dwell_s: float = 0.0
+    delay_s: float = 0.0
+    started_s: float | None = None
+    passes: int = 1
+    paused: bool = False
+    logging: bool = False
+
+    def pass_s(self) -> float:
+        return abs(self.stop_nm - self.start_nm) / self.speed_nm_s + self.delay_s
+
+    def done(self, now_s: float) -> int:
+        """Sweeps completed by ``now_s``."""
+        if self.started_s is None:
+            return 0
+        return min(self.passes, int((now_s - self.started_s) / max(self.pass_s(), 1e-9)))
+
+    def running(self, now_s: float) -> bool:
+        return self.started_s is not None and self.done(now_s) < self.passes
+
+    def start(self, now_s: float, passes: int = 1) -> None:
+        self.started_s, self.passes, self.paused = now_s, passes, False
+
+    def wavelengths_nm(self) -> np.ndarray:
+        """The wavelength of each step (the logged wavelengths of a sweep)."""
+        n = math.floor((self.stop_nm - self.start_nm) / self.step_nm + 1e-9) + 1
+        return self.start_nm + self.step_nm * np.arange(max(n, 0))
+
 
 class Mainframe8164B(ScpiInstrument):
     """A Keysight 8164B mainframe: a tunable laser in ``laser_slot`` (a laser named ``laser``
     on the world) and a 1xN optical switch module (81595B class) in ``switch_slot``, its
     outputs 1..N on the chip inputs 0..N-1.
 
-    Laser: ``:SOUR<s>[:CHAN1]:WAV[:CW]`` (bare in m, query in m),
+    Laser: ``:SOUR<s>[:CHAN1]:WAV[:CW]`` (bare in m, query in m; ``? MIN|MAX`` the range),
     ``:SOUR<s>[:CHAN1]:POW[:LEV][:IMM][:AMPL]`` (bare in the unit of ``:POW:UNIT``, dBm or W;
-    query in it too), ``:SOUR<s>[:CHAN1]:POW:UNIT DBM|W|0|1``, ``:SOUR<s>[:CHAN1]:POW:STAT``.
-    Switch: ``:ROUT<s>[:CHAN1] A,<k>`` and its query (``A,<k>``), ``:ROUT<s>[:CHAN1]:CONF?``
-    (``A,A;1,<N>``). ``*RST``: laser off at 1550 nm and 0 dBm, switch to ``A,1``.
+    query in it too), ``:SOUR<s>[:CHAN1]:POW:UNIT DBM|W|0|1``, ``:SOUR<s>[:CHAN1]:POW:STAT``,
+    ``:LOCK <0|1>,<password>`` (a locked laser is off and cannot be switched on) and
+    ``:LOCK?``, ``:TRIG<s>:OUTP DIS|STF|SWF|SWST``, ``:TRIG<s>:INP IGN|NEXT|SWS``. Sweeps:
+    ``:SOUR<s>:WAV:SWE:STAR|STOP|STEP`` (m), ``:SPE`` (m/s), ``:MODE STEP|MAN|CONT``,
+    ``:REP ONEW|TWOW``, ``:LLOG``, ``:CHEC?`` (``0,OK`` or the manual's code), ``:SWE 0|1|2``
+    (stop, start, pause) and ``:SWE?``, ``:STEP:NEXT``/``:PREV``, ``:SOUR<s>:READ:POIN? LLOG``
+    and ``:SOUR<s>:READ:DATA? LLOG`` (the logged wavelengths, m, a block of little-endian
+    float64). Switch: ``:ROUT<s>[:CHAN1] A,<k>`` and its query (``A,<k>``),
+    ``:ROUT<s>[:CHAN1]:CONF?`` (``A,A;1,<N>``). ``:SLOT<s>:IDN?`` names a slot's module.
+    ``*RST``: laser off at 1550 nm and 0 dBm, unlocked, switch to ``A,1``. Numbers in Keysight's
+    NR3.
     """
 
     def __init__(
@@ -45,11 +118,24 @@ class Mainframe8164B(ScpiInstrument):
     ) -> None:
         self.laser = laser
         world.add_laser(laser)
-        numbered = {"SOUR": (laser_slot,) * 2, "ROUT": (switch_slot,) * 2, "CHAN": (1, 1)}
+        self.modules = {laser_slot: "81600B", switch_slot: "81595B"}
+        self.serial = serial
+        slots = (min(self.modules), max(self.modules))
+        numbered = {
+            "SOUR": (laser_slot,) * 2,
+            "TRIG": (laser_slot,) * 2,
+            "ROUT": (switch_slot,) * 2,
+            "SLOT": slots,
+            "CHAN": (1, 1),
+        }
+        self.options = ", ".join(self.modules.get(k, "") for k in range(5))
         super().__init__(world, f"Keysight Technologies,8164B,{serial},V5.25(72637)", numbered)
 
     def reset(self) -> None:
         self.power_unit = 0  # 0 dBm, 1 W
+        self.locked = False
+        self.trigger_out, self.trigger_in = "DIS", "IGN"
+        self.sweep = _Sweep(1540.0, 1560.0, step_nm=0.1, speed_nm_s=40.0, mode=0)
         self.world.set_laser(
             self.laser, on=False, wavelength_nm=REFERENCE_WAVELENGTH_NM, power_mW=1.0
         )
@@ -60,15 +146,74 @@ class Mainframe8164B(ScpiInstrument):
             return "M"
         return ("DBM", "W")[self.power_unit] if param.unit == "mW" else ""
 
+    def _lock(self, _: int, on: bool, password: int) -> None:
+        if password != LOCK_PASSWORD:
+            raise ScpiError(-221, "wrong lock password")
+        if on:
+            self.world.set_laser(self.laser, on=False)
+        self.locked = on
+
+    def _output(self, _: int, on: bool) -> None:
+        if on and self.locked:
+            raise ScpiError(-221, "the laser is locked: unlock it with :LOCK 0,<password>")
+        self.world.set_laser(self.laser, on=on)
+
+    def _sweep_state(self, _: int, state: int) -> None:
+        now = self.world.clock()
+        if state == 1:
+            if self._check_code():
+                raise ScpiError(-221, "sweep settings inconsistent: see :WAV:SWE:CHEC?")
+            self.sweep.start(now)
+        elif state == 2:
+            self.sweep.paused = self.sweep.running(now)
+        else:
+            self.sweep.started_s = None
+
+    def _sweep_status(self, _: int) -> int:
+        if self.sweep.paused:
+            return 2
+        return int(self.sweep.running(self.world.clock()))
+
+    def _check_code(self) -> int:
+        """The manual's code for inconsistent sweep settings (0 when consistent)."""
+        s = self.sweep
+        if s.stop_nm <= s.start_nm:
+            return 368
+        if s.step_nm > s.stop_nm - s.start_nm:
+            return 372
+        if s.logging and s.mode != 2:
+            return 376
+        return 0
+
+    def _logged(self) -> np.ndarray:
+        s = self.sweep
+        if not s.logging or s.started_s is None or s.running(self.world.clock()):
+            raise ScpiError(-221, "no logged sweep: set :WAV:SWE:LLOG 1 and run a sweep")
+        return s.wavelengths_nm() * 1e-9
+
+    def _sweep_setter(self, name: str):
+        return lambda _, value: setattr(self.sweep, name, value)
+
     def commands(self) -> list[Entry]:
         source = "SOURce[:CHANnel]"
+        swe = f"{source}:WAVelength:SWEep"
         world, name = self.world, self.laser
+        low, high = KEYSIGHT_LASER_WAVELENGTH_NM
+        limit = Param("limit", "name", choices=("MINimum", "MAXimum", "DEFault"), optional=True)
+        wavelength = (wavelength_param(KEYSIGHT_LASER_WAVELENGTH_NM),)
+        llog = (Param("what", "name", choices=("LLOGging",)),)
         return [
             Entry(
                 f"{source}:WAVelength[:CW]",
-                (wavelength_param(KEYSIGHT_LASER_WAVELENGTH_NM),),
+                wavelength,
                 set=lambda _, nm: world.set_laser(name, wavelength_nm=nm),
-                query=lambda _: world.laser(name).wavelength_nm * 1e-9,
+                query=lambda _, which=None: (
+                    1e-9
+                    * {"MINIMUM": low, "MAXIMUM": high, "DEFAULT": REFERENCE_WAVELENGTH_NM}.get(
+                        which or "", world.laser(name).wavelength_nm
+                    )
+                ),
+                query_params=(limit,),
             ),
             Entry(
                 f"{source}:POWer[:LEVel][:IMMediate][:AMPLitude]",
@@ -85,8 +230,101 @@ class Mainframe8164B(ScpiInstrument):
             Entry(
                 f"{source}:POWer:STATe",
                 (Param("state", "bool"),),
-                set=lambda _, on: world.set_laser(name, on=on),
+                set=self._output,
                 query=lambda _: world.laser(name).on,
+            ),
+            Entry(
+                "LOCK",
+                (Param("state", "bool"), Param("password", "int", 0, 9999)),
+                set=self._lock,
+                query=lambda _: self.locked,
+            ),
+            Entry(
+                "TRIGger[:CHANnel]:OUTPut",
+                (
+                    Param(
+                        "when",
+                        "name",
+                        choices=("DISabled", "STFinished", "SWFinished", "SWSTarted"),
+                    ),
+                ),
+                set=lambda _, w: setattr(self, "trigger_out", w[:4] if w == "SWSTARTED" else w[:3]),
+                query=lambda _: self.trigger_out,
+            ),
+            Entry(
+                "TRIGger[:CHANnel]:INPut",
+                (Param("response", "name", choices=("IGNore", "NEXTstep", "SWStart")),),
+                set=lambda _, r: setattr(self, "trigger_in", r[:4] if r == "NEXTSTEP" else r[:3]),
+                query=lambda _: self.trigger_in,
+            ),
+            Entry(
+                f"{swe}:STARt",
+                wavelength,
+                set=self._sweep_setter("start_nm"),
+                query=lambda _: self.sweep.start_nm * 1e-9,
+            ),
+            Entry(
+                f"{swe}:STOP",
+                wavelength,
+                set=self._sweep_setter("stop_nm"),
+                query=lambda _: self.sweep.stop_nm * 1e-9,
+            ),
+            Entry(
+                f"{swe}:STEP[:WIDTh]",
+                (Param("step", "number", 1e-4, high - low, "nm"),),
+                set=self._sweep_setter("step_nm"),
+                query=lambda _: self.sweep.step_nm * 1e-9,
+            ),
+            Entry(
+                f"{swe}:SPEed",
+                (Param("speed", "number", 0.5, 200.0, "nm"),),
+                set=self._sweep_setter("speed_nm_s"),
+                query=lambda _: self.sweep.speed_nm_s * 1e-9,
+            ),
+            Entry(
+                f"{swe}:MODE",
+                (Param("mode", "name", choices=("STEPped", "MANual", "CONTinuous")),),
+                set=lambda _, m: setattr(
+                    self.sweep, "mode", ("STEPPED", "MANUAL", "CONTINUOUS").index(m)
+                ),
+                query=lambda _: ("STEP", "MAN", "CONT")[self.sweep.mode],
+            ),
+            Entry(
+                f"{swe}:REPeat",
+                (Param("repeat", "name", choices=("ONEWay", "TWOWay")),),
+                set=lambda _, r: setattr(self.sweep, "two_way", r == "TWOWAY"),
+                query=lambda _: ("ONEW", "TWOW")[self.sweep.two_way],
+            ),
+            Entry(
+                f"{swe}:LLOGging",
+                (Param("on", "bool"),),
+                set=self._sweep_setter("logging"),
+                query=lambda _: self.sweep.logging,
+            ),
+            Entry(
+                f"{swe}:CHECkparams",
+                query=lambda _: [
+                    self._check_code(),
+                    "OK" if not self._check_code() else "inconsistent",
+                ],
+            ),
+            Entry(
+                swe,
+                (Param("state", "int", 0, 2),),
+                set=self._sweep_state,
+                query=self._sweep_status,
+            ),
+            Entry(f"{swe}:STEP:NEXT", set=lambda _: None),
+            Entry(f"{swe}:STEP:PREVious", set=lambda _: None),
+            Entry(
+                f"{source}:READout:POINts",
+                query=lambda _, _w: len(self.sweep.wavelengths_nm()) if self.sweep.logging else 0,
+                query_params=llog,
+            ),
+            Entry(
+                f"{source}:READout:DATA",
+                query=lambda _, _w: float32_block(self._logged(), "<f8"),
+                query_params=llog,
             ),
             Entry(
                 "ROUTe[:CHANnel]",
@@ -98,43 +336,111 @@ class Mainframe8164B(ScpiInstrument):
                 query=lambda _: f"A,{world.selected_input + 1}",
             ),
             Entry("ROUTe[:CHANnel]:CONFig", query=lambda _: f"A,A;1,{world.n_ports}"),
+            Entry("SLOT:IDN", query=self._slot_idn),
         ]
+
+    def _slot_idn(self, slot: int) -> str:
+        module = self.modules.get(slot)
+        return "" if module is None else f"Keysight Technologies,{module},{self.serial}-{slot},V1.0"
 
 
 class LaserTSL570(ScpiInstrument):
     """A Santec TSL-570 tunable laser (a laser named ``laser`` on the world).
 
-    ``:WAV`` (nm; query in nm), ``:POW[:LEV]`` (bare in the unit of ``:POW:UNIT``: 0 dBm,
-    1 mW; query in it too), ``:POW:UNIT``, ``:POW:STAT``, ``:POW:ACT[:LEV]?`` (the power out
-    now: the set power when on, none when off). ``*RST``: off at 1550 nm and 0 dBm.
+    ``:SYST:COMM:COD 0|1`` picks the command set: 0 Legacy (wavelengths in nm, frequencies in
+    THz: the power-on one), 1 SCPI (m and Hz). ``:WAV`` and ``:FREQ`` (bare and query in the
+    command set's unit), ``:WAV:UNIT 0|1`` (display nm or THz, kept), ``:POW[:LEV]`` (bare in
+    the unit of ``:POW:UNIT``: 0 dBm, 1 mW; query in it too), ``:POW:UNIT``, ``:POW:STAT``,
+    ``:POW:ACT[:LEV]?`` (the power out now: the set power when on, none when off),
+    ``:POW:ATT`` (dB) and ``:POW:ATT:AUTO`` (kept). Sweeps: ``:WAV:SWE:STAR|STOP|STEP`` and
+    ``:FREQ:SWE:STAR|STOP|STEP``, ``:WAV:SWE:SPE`` (nm/s, one of 1..200), ``:WAV:SWE:MOD 0..3``,
+    ``:DWEL``, ``:DEL`` (s), ``:CYCL``, ``:COUN?``, ``:WAV:SWE 0|1`` and ``?`` (0 stopped, 1
+    running), ``:WAV:SWE:REP`` (``CYCL`` sweeps), ``:WAV|FREQ:SWE:RANG:MIN|MAX?``. Numbers in
+    fixed point (Legacy, ``1550.0000``) or exponent form (SCPI, ``1.550000E-06``). ``*RST``: off
+    at 1550 nm and 0 dBm.
     """
 
     def __init__(self, world: BenchWorld, laser: str = "TSL-570", serial: str = "25010001") -> None:
         self.laser = laser
         world.add_laser(laser)
+        self.code = 0  # command set: 0 Legacy, 1 SCPI (kept over *RST, as the instrument does)
         super().__init__(world, f"SANTEC,TSL-570,{serial},0001.0000")
 
     def reset(self) -> None:
         self.power_unit = 0  # 0 dBm, 1 mW
+        self.display_unit = 0  # 0 nm, 1 THz
+        self.attenuation_db, self.attenuation_auto = 0.0, True
+        self.sweep = _Sweep(1500.0, 1600.0, step_nm=1.0, speed_nm_s=50.0)
         self.world.set_laser(
             self.laser, on=False, wavelength_nm=REFERENCE_WAVELENGTH_NM, power_mW=1.0
         )
 
+    def number(self, x: float) -> str:
+        return f"{x:.6E}" if self.code else f"{x:.4f}"
+
     def bare_unit(self, number: int, param: Param) -> str:
+        if param.unit == "nm":
+            return "M" if self.code else "NM"
         return ("DBM", "MW")[self.power_unit] if param.unit == "mW" else ""
 
     def _actual_mW(self) -> float:
         laser = self.world.laser(self.laser)
         return laser.power_mW if laser.on else 0.0
 
+    # wavelengths and frequencies in the command set's units
+    def _out_nm(self, nm: float) -> float:
+        return nm * 1e-9 if self.code else nm
+
+    def _out_freq(self, nm: float) -> float:
+        return thz(nm) * (1e12 if self.code else 1.0)
+
+    def _in_freq(self, value: float) -> float:
+        """The wavelength (nm) of a frequency in the command set's unit, checked in range."""
+        f_thz = value / (1e12 if self.code else 1.0)
+        low, high = (thz(nm) for nm in reversed(TSL570_WAVELENGTH_NM))
+        if not low <= f_thz <= high:
+            raise ScpiError(-222, f"frequency {value:g} outside {low:.4f}..{high:.4f} THz")
+        return thz(f_thz)
+
+    def _freq_step(self, value: float) -> None:
+        """A frequency step, as the wavelength step it is at the sweep's centre."""
+        centre = (self.sweep.start_nm + self.sweep.stop_nm) / 2
+        self.sweep.step_nm = centre**2 * value / (1e12 if self.code else 1.0) / (C_M_S * 1e-3)
+
+    def _sweep(self, _: int, state: int) -> None:
+        if state:
+            self.sweep.start(self.world.clock())
+        else:
+            self.sweep.started_s = None
+
     def commands(self) -> list[Entry]:
-        world, name = self.world, self.laser
+        world, name, sweep = self.world, self.laser, self.sweep_entries()
+        wavelength = (wavelength_param(TSL570_WAVELENGTH_NM),)
+        frequency = (Param("frequency", "number", 0, 1e16),)
         return [
             Entry(
-                "WAVelength",
-                (wavelength_param(TSL570_WAVELENGTH_NM),),
+                "SYSTem:COMMunicate:CODe",
+                (Param("code", "int", 0, 1),),
+                set=lambda _, c: setattr(self, "code", c),
+                query=lambda _: self.code,
+            ),
+            Entry(
+                "WAVelength[:CW]",
+                wavelength,
                 set=lambda _, nm: world.set_laser(name, wavelength_nm=nm),
-                query=lambda _: world.laser(name).wavelength_nm,
+                query=lambda _: self._out_nm(world.laser(name).wavelength_nm),
+            ),
+            Entry(
+                "WAVelength:UNIT",
+                (Param("unit", "int", 0, 1),),
+                set=lambda _, u: setattr(self, "display_unit", u),
+                query=lambda _: self.display_unit,
+            ),
+            Entry(
+                "FREQuency[:CW]",
+                frequency,
+                set=lambda _, f: world.set_laser(name, wavelength_nm=self._in_freq(f)),
+                query=lambda _: self._out_freq(world.laser(name).wavelength_nm),
             ),
             Entry(
                 "POWer[:LEVel]",
@@ -158,4 +464,119 @@ class LaserTSL570(ScpiInstrument):
                 "POWer:ACTual[:LEVel]",
                 query=lambda _: in_unit(self._actual_mW(), self.power_unit, 1.0),
             ),
+            Entry(
+                "POWer:ATTenuation",
+                (Param("attenuation", "number", 0.0, 30.0, "dB"),),
+                set=lambda _, db: setattr(self, "attenuation_db", db),
+                query=lambda _: self.attenuation_db,
+            ),
+            Entry(
+                "POWer:ATTenuation:AUTO",
+                (Param("auto", "bool"),),
+                set=lambda _, on: setattr(self, "attenuation_auto", on),
+                query=lambda _: self.attenuation_auto,
+            ),
+            *sweep,
         ]
+
+    def sweep_entries(self) -> list[Entry]:
+        """The ``:WAV:SWE`` and ``:FREQ:SWE`` subsystem."""
+        low, high = TSL570_WAVELENGTH_NM
+        wavelength = (wavelength_param(TSL570_WAVELENGTH_NM),)
+        frequency = (Param("frequency", "number", 0, 1e16),)
+        step = (Param("step", "number", 1e-4, high - low, "nm"),)
+
+        def keep(attr: str):
+            return lambda _, v: setattr(self.sweep, attr, v)
+
+        return [
+            Entry(
+                "WAVelength:SWEep:STARt",
+                wavelength,
+                set=keep("start_nm"),
+                query=lambda _: self._out_nm(self.sweep.start_nm),
+            ),
+            Entry(
+                "WAVelength:SWEep:STOP",
+                wavelength,
+                set=keep("stop_nm"),
+                query=lambda _: self._out_nm(self.sweep.stop_nm),
+            ),
+            Entry(
+                "WAVelength:SWEep:STEP",
+                step,
+                set=keep("step_nm"),
+                query=lambda _: self._out_nm(self.sweep.step_nm),
+            ),
+            Entry(
+                "FREQuency:SWEep:STARt",
+                frequency,
+                set=lambda _, f: setattr(self.sweep, "start_nm", self._in_freq(f)),
+                query=lambda _: self._out_freq(self.sweep.start_nm),
+            ),
+            Entry(
+                "FREQuency:SWEep:STOP",
+                frequency,
+                set=lambda _, f: setattr(self.sweep, "stop_nm", self._in_freq(f)),
+                query=lambda _: self._out_freq(self.sweep.stop_nm),
+            ),
+            Entry(
+                "FREQuency:SWEep:STEP",
+                frequency,
+                set=lambda _, f: self._freq_step(f),
+                query=lambda _: (
+                    self._out_freq(self.sweep.start_nm)
+                    - self._out_freq(self.sweep.start_nm + self.sweep.step_nm)
+                ),
+            ),
+            Entry(
+                "WAVelength:SWEep:SPEed",
+                (Param("speed", "number", 1, 200),),
+                set=self._speed,
+                query=lambda _: self.sweep.speed_nm_s,
+            ),
+            Entry(
+                "WAVelength:SWEep:MODe",
+                (Param("mode", "int", 0, 3),),
+                set=keep("mode"),
+                query=lambda _: self.sweep.mode,
+            ),
+            Entry(
+                "WAVelength:SWEep:DWELl",
+                (Param("dwell", "number", 0, 999.9, "s"),),
+                set=keep("dwell_s"),
+                query=lambda _: self.sweep.dwell_s,
+            ),
+            Entry(
+                "WAVelength:SWEep:DELay",
+                (Param("delay", "number", 0, 999.9, "s"),),
+                set=keep("delay_s"),
+                query=lambda _: self.sweep.delay_s,
+            ),
+            Entry(
+                "WAVelength:SWEep:CYCLes",
+                (Param("cycles", "int", 0, 999),),
+                set=keep("cycles"),
+                query=lambda _: self.sweep.cycles,
+            ),
+            Entry("WAVelength:SWEep:COUNt", query=lambda _: self.sweep.done(self.world.clock())),
+            Entry(
+                "WAVelength:SWEep[:STATe]",
+                (Param("state", "int", 0, 1),),
+                set=self._sweep,
+                query=lambda _: int(self.sweep.running(self.world.clock())),
+            ),
+            Entry(
+                "WAVelength:SWEep:REPeat",
+                set=lambda _: self.sweep.start(self.world.clock(), max(self.sweep.cycles, 1)),
+            ),
+            Entry("WAVelength:SWEep:RANGe:MINimum", query=lambda _: self._out_nm(low)),
+            Entry("WAVelength:SWEep:RANGe:MAXimum", query=lambda _: self._out_nm(high)),
+            Entry("FREQuency:SWEep:RANGe:MINimum", query=lambda _: self._out_freq(high)),
+            Entry("FREQuency:SWEep:RANGe:MAXimum", query=lambda _: self._out_freq(low)),
+        ]
+
+    def _speed(self, _: int, speed: float) -> None:
+        if speed not in TSL570_SPEEDS_NM_S:
+            raise ScpiError(-224, f"sweep speed {speed:g} nm/s: one of {TSL570_SPEEDS_NM_S}")
+        self.sweep.speed_nm_s = speed

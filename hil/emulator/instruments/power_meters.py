@@ -43,6 +43,10 @@ class _MeterChannel:
     log_averaging_s: float = 1e-4
     log_start_s: float | None = None
     log_data: np.ndarray | None = None
+    range_auto: bool = True
+    range_dbm: float = 10.0
+    continuous: bool = False
+    trigger_input: str = "IGN"
 
     def logging(self, now_s: float) -> bool:
         """Whether a run has started and has not ended at ``now_s``."""
@@ -64,6 +68,10 @@ class PowerMeterN7744A(ScpiInstrument):
     binary block of little-endian float32, W). Logging runs on the world's clock: sample ``k``
     is averaged over ``[start + k t, start + (k + 1) t)`` and reads the heaters in effect at
     its end. The wavelength setting is kept but the detector's response is flat.
+    ``:READ:POW:ALL:CSV?`` and ``:FETC:POW:ALL:CSV?`` read every channel at once (comma-
+    separated, each in its unit); ``:SENS<n>:POW:RANG[:UPP]`` (dBm) and ``:SENS<n>:POW:RANG:AUTO``,
+    ``:INIT<n>:CONT``, ``:TRIG<n>:INP IGN|SME|CME|MME|PRE`` are kept; ``:SLOT<n>:IDN?`` names
+    the channel's module. Numbers in Keysight's NR3 (``+1.23456789E-006``).
     """
 
     def __init__(self, world: BenchWorld, channels: int = 4, serial: str = "MY00000001") -> None:
@@ -74,7 +82,9 @@ class PowerMeterN7744A(ScpiInstrument):
                 f"{world.n_ports} outputs, got {channels}"
             )
         self.channels = channels
-        numbered = {"SENS": (1, channels), "FETC": (1, channels), "READ": (1, channels)}
+        numbered = {
+            name: (1, channels) for name in ("SENS", "FETC", "READ", "INIT", "TRIG", "SLOT")
+        }
         idn = f"Keysight Technologies,{models[channels]},{serial},V1.0.0"
         super().__init__(world, idn, {**numbered, "CHAN": (1, 1)})
 
@@ -128,7 +138,44 @@ class PowerMeterN7744A(ScpiInstrument):
                 query=self._function_state,
             ),
             Entry(f"{sens}:FUNCtion:RESult", query=self._result),
+            Entry("READ:POWer:ALL:CSV", query=self._all_readings),
+            Entry("FETCh:POWer:ALL:CSV", query=self._all_readings),
+            Entry(
+                f"{sens}:POWer:RANGe[:UPPer]",
+                (Param("range", "number", -30.0, 10.0, default=10.0),),
+                set=self._setter("range_dbm"),
+                query=lambda n: self.state[n - 1].range_dbm,
+            ),
+            Entry(
+                f"{sens}:POWer:RANGe:AUTO",
+                (Param("auto", "bool"),),
+                set=self._setter("range_auto"),
+                query=lambda n: self.state[n - 1].range_auto,
+            ),
+            Entry(
+                "INITiate[:CHANnel]:CONTinuous",
+                (Param("continuous", "bool"),),
+                set=self._setter("continuous"),
+                query=lambda n: self.state[n - 1].continuous,
+            ),
+            Entry(
+                "TRIGger[:CHANnel]:INPut",
+                (
+                    Param(
+                        "response",
+                        "name",
+                        choices=("IGNore", "SMEasure", "CMEasure", "MMEasure", "PREtrigger"),
+                    ),
+                ),
+                set=lambda n, r: setattr(self.state[n - 1], "trigger_input", r[:3]),
+                query=lambda n: self.state[n - 1].trigger_input,
+            ),
+            Entry("SLOT:IDN", query=lambda n: self.idn),
         ]
+
+    def _all_readings(self, _: int) -> list[float]:
+        mW = self.world.output_power_mW()
+        return [in_unit(float(mW[k]), c.unit, 1e3) for k, c in enumerate(self.state)]
 
     def _reading(self, n: int) -> float:
         mW = float(self.world.output_power_mW()[n - 1])
@@ -162,12 +209,21 @@ class PowerMeterN7744A(ScpiInstrument):
 
 
 class PowerMeterPM100D(ScpiInstrument):
-    """A Thorlabs PM100D power meter whose sensor sits on chip output ``port`` (0-based).
+    """A Thorlabs PM100D power meter with a photodiode sensor (an S122C) on chip output ``port``
+    (0-based). The ``SENSe`` root is optional, as the manual writes it (``[SENSe:]...``).
 
-    ``MEAS[:SCAL]:POW?`` and ``READ?`` (a reading now, W), ``CONF[:SCAL]:POW`` (power is all
-    it measures here), ``INIT[:IMM]`` then ``FETC?`` (the reading taken by INIT, W),
-    ``SENS:CORR:WAV`` (nm; kept, the response is flat). ``*RST``: 1550 nm, no reading.
+    ``MEAS[:SCAL][:POW]?`` and ``READ?`` (a reading now), ``CONF[:SCAL][:POW]`` (power is all
+    it measures here), ``INIT[:IMM]`` then ``FETC?`` (the reading taken by INIT), each in the
+    unit of ``[SENS:]POW[:DC]:UNIT W|DBM``; ``[SENS:]CORR:WAV`` (nm, kept: the response is
+    flat; ``MIN``/``MAX`` ask the sensor's range), ``[SENS:]AVER[:COUN]`` (samples, kept),
+    ``SYST:SENS:IDN?`` (name, serial, calibration date, type, subtype, flags: 289 = a power
+    sensor, wavelength settable, temperature sensor), ``SYST:VERS?``. Numbers as Thorlabs writes
+    them, ``1.234568E-06``. ``*RST``: 1550 nm, W, 1 sample, no reading.
     """
+
+    #: ``SYST:SENS:IDN?``: the sensor's name, serial, calibration date, type (1 photodiode),
+    #: subtype, flags (power sensor 1 + wavelength settable 32 + temperature sensor 256).
+    SENSOR_IDN = "S122C,00000001,01-Jan-2025,1,18,289"
 
     def __init__(self, world: BenchWorld, port: int, serial: str = "P0000001") -> None:
         if not 0 <= port < world.n_ports:
@@ -177,30 +233,55 @@ class PowerMeterPM100D(ScpiInstrument):
 
     def reset(self) -> None:
         self.wavelength_nm = REFERENCE_WAVELENGTH_NM
-        self.last_W: float | None = None
+        self.unit = 1  # 0 dBm, 1 W
+        self.averages = 1
+        self.last: float | None = None
 
-    def _watts(self, _: int = 0) -> float:
-        return 1e-3 * float(self.world.output_power_mW()[self.port])
+    def number(self, x: float) -> str:
+        return f"{x:.6E}"
+
+    def _reading(self, _: int = 0) -> float:
+        return in_unit(float(self.world.output_power_mW()[self.port]), self.unit, 1e3)
 
     def _initiate(self, _: int) -> None:
-        self.last_W = self._watts()
+        self.last = self._reading()
 
     def _fetch(self, _: int) -> float:
-        if self.last_W is None:
+        if self.last is None:
             raise ScpiError(-221, "no reading: send INIT first")
-        return self.last_W
+        return self.last
+
+    def _wavelength(self, _: int, limit: str | None = None) -> float:
+        low, high = PM100D_WAVELENGTH_NM
+        return {"MINIMUM": low, "MAXIMUM": high}.get(limit or "", self.wavelength_nm)
 
     def commands(self) -> list[Entry]:
+        limit = Param("limit", "name", choices=("MINimum", "MAXimum"), optional=True)
         return [
-            Entry("MEASure[:SCALar]:POWer", query=self._watts),
-            Entry("READ", query=self._watts),
-            Entry("CONFigure[:SCALar]:POWer", set=lambda _: None),
+            Entry("MEASure[:SCALar][:POWer]", query=self._reading),
+            Entry("READ", query=self._reading),
+            Entry("CONFigure[:SCALar][:POWer]", set=lambda _: None, query=lambda _: "POW"),
             Entry("INITiate[:IMMediate]", set=self._initiate),
             Entry("FETCh", query=self._fetch),
             Entry(
-                "SENSe:CORRection:WAVelength",
+                "[SENSe:]CORRection:WAVelength",
                 (wavelength_param(PM100D_WAVELENGTH_NM),),
                 set=lambda _, nm: setattr(self, "wavelength_nm", nm),
-                query=lambda _: self.wavelength_nm,
+                query=self._wavelength,
+                query_params=(limit,),
             ),
+            Entry(
+                "[SENSe:]POWer[:DC]:UNIT",
+                (unit_param(("DBM", "W")),),
+                set=lambda _, u: setattr(self, "unit", 0 if u == "DBM" else 1),
+                query=lambda _: ("DBM", "W")[self.unit],
+            ),
+            Entry(
+                "[SENSe:]AVERage[:COUNt]",
+                (Param("count", "int", 1, 10_000),),
+                set=lambda _, n: setattr(self, "averages", n),
+                query=lambda _: self.averages,
+            ),
+            Entry("SYSTem:SENSor:IDN", query=lambda _: self.SENSOR_IDN),
+            Entry("SYSTem:VERSion", query=lambda _: "1999.0"),
         ]

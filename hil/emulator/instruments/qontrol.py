@@ -9,7 +9,7 @@ import numpy as np
 
 from hil.emulator.instruments.scpi import BARE_NUMBER
 from hil.emulator.world import BenchWorld
-from hil.instruments.qontrol import Q8IV_IFULL_MA, Q8IV_VFULL_V
+from hil.instruments.qontrol import MODULE_CHANNELS, Q8IV_IFULL_MA, Q8IV_VFULL_V
 from photonics.errors import LimitError
 
 
@@ -18,7 +18,10 @@ class _QontrolError(Exception):
         self.code, self.channel = code, channel
 
 
-_QLINE = re.compile(r"^([A-Za-z]+)(\d*)([=?])(.*)$")
+_QLINE = re.compile(r"^([A-Za-z]+?)(\d*)([=?])(.*)$")
+#: ``FIRMWARE?``: the emulated modules' firmware version.
+FIRMWARE = "v2.4.1"
+_NAMES = ("NCHAN", "ID", "VFULL", "IFULL", "VALL", "IALL", "NUPALL", "NUP", "FIRMWARE", "LIFETIME")
 
 
 class QontrolQ8iv:
@@ -31,16 +34,27 @@ class QontrolQ8iv:
     ``V<ch>?`` reads the voltage the heater develops, ``I<ch>?`` the current. A write is
     refused (nothing changes) with E01 when the voltage would exceed the channel's VMAX, E02
     when the current exceeds its IMAX or the chip's limit, E03 when the chip's power budget
-    would be exceeded. ``VALL?``/``IALL?`` answer on one line, comma-separated (the real one
-    sends a line per channel). ``VMAX``/``IMAX`` start at full scale (12 V, 24 mA).
+    would be exceeded. ``VMAX``/``IMAX`` start at full scale (12 V, 24 mA).
+
+    The daisy chain: as many 8-channel Q8iv modules as the chip's heaters need
+    (:data:`MODULE_CHANNELS`); channels past the last heater are open outputs (a write is
+    taken, nothing flows: they read 0 mA and 0 V). ``NCHAN?`` counts the channels wired to
+    heaters; ``NUP=0`` resets the chain (``OK``), ``NUP?`` and ``NUPALL?`` name its modules, a
+    line each (``Q8iv-0001 : 0``). Vector commands answer a line per channel of the chain
+    (``VALL?``, ``IALL?``) or take one value per channel of a module (``IVEC<first>=a,b,...``,
+    ``VVEC``), as Qontrol's library sends them; ``FIRMWARE?``, ``LIFETIME?`` (s powered).
     """
 
     def __init__(self, world: BenchWorld, serial: str = "0001") -> None:
         self.world = world
         self.n = world.driver.n_channels
-        self.id = f"Q8iv-{serial}"
-        self.vmax = np.full(self.n, Q8IV_VFULL_V)
-        self.imax = np.full(self.n, Q8IV_IFULL_MA)
+        self.modules = -(-self.n // MODULE_CHANNELS)
+        self.chain = self.modules * MODULE_CHANNELS
+        self.ids = [f"Q8iv-{int(serial, 16) + k:04X}" for k in range(self.modules)]
+        self.id = self.ids[0]
+        self.vmax = np.full(self.chain, Q8IV_VFULL_V)
+        self.imax = np.full(self.chain, Q8IV_IFULL_MA)
+        self.born_s = world.clock()
 
     def handle(self, line: str | bytes) -> str:
         try:
@@ -56,8 +70,12 @@ class QontrolQ8iv:
             return f"E{exc.code:02d}:{exc.channel:02d}"
 
     def _run(self, name: str, channel: str, op: str, value: str) -> str:
-        currents = self.world.driver.currents()
-        if name in ("NCHAN", "ID", "VFULL", "IFULL", "VALL", "IALL"):
+        currents = self._chain_currents()
+        if name in ("IVEC", "VVEC"):
+            return self._vector(name[0], channel, op, value, currents)
+        if name == "NUP" and op == "=" and value == "0" and not channel:
+            return "OK"  # the chain is re-enumerated: it is what it was
+        if name in _NAMES:
             if channel:
                 raise _QontrolError(10)
             if op == "=":
@@ -69,15 +87,19 @@ class QontrolQ8iv:
                 "ID": lambda: self.id,
                 "VFULL": lambda: f"{Q8IV_VFULL_V:.1f} V",
                 "IFULL": lambda: f"{Q8IV_IFULL_MA:.1f} mA",
-                "VALL": lambda: ",".join(f"{v:.4f}" for v in self._volts(currents)),
-                "IALL": lambda: ",".join(f"{i:.4f}" for i in currents),
+                "VALL": lambda: "\n".join(f"{v:.4f}" for v in self._volts(currents)),
+                "IALL": lambda: "\n".join(f"{i:.4f}" for i in currents),
+                "NUP": lambda: "\n".join(f"{d} : {k}" for k, d in enumerate(self.ids)),
+                "NUPALL": lambda: "\n".join(f"{d} : {k}" for k, d in enumerate(self.ids)),
+                "FIRMWARE": lambda: FIRMWARE,
+                "LIFETIME": lambda: f"{self.world.clock() - self.born_s:.0f} s",
             }[name]()
         if name not in ("V", "I", "VMAX", "IMAX"):
             raise _QontrolError(10)
         if not channel:
             raise _QontrolError(12)
         ch = int(channel)
-        if ch >= self.n:
+        if ch >= self.chain:
             raise _QontrolError(12, ch)
         if op == "?":
             if value:
@@ -100,14 +122,40 @@ class QontrolQ8iv:
                 raise _QontrolError(11, ch)
             limits[ch] = x
             return "OK"
-        if name == "V" and x > self.vmax[ch]:
-            raise _QontrolError(1, ch)
-        mA = self._current_for(ch, x) if name == "V" else x
-        self._write(ch, mA, currents)
+        self._set(name, ch, x, currents)
         return "OK"
 
+    def _set(self, name: str, ch: int, x: float, currents: np.ndarray) -> None:
+        """Set channel ``ch``'s current (``I``) or voltage (``V``) to ``x`` (mA or V)."""
+        if name == "V" and x > self.vmax[ch]:
+            raise _QontrolError(1, ch)
+        if ch >= self.n:  # an open output: taken, nothing flows
+            return
+        mA = self._current_for(ch, x) if name == "V" else x
+        self._write(ch, mA, currents)
+
+    def _vector(self, name: str, channel: str, op: str, value: str, currents: np.ndarray) -> str:
+        """``IVEC<first>=a,b,...``: channels ``first``, ``first + 1``... of one module set in
+        order (each as ``I<ch>=``; the first refused stops the rest)."""
+        if op != "=":
+            raise _QontrolError(13)
+        first = int(channel) if channel else 0
+        values = value.split(",")
+        if first >= self.chain or first + len(values) > self.chain:
+            raise _QontrolError(12, first)
+        if not all(BARE_NUMBER.match(v.strip()) and float(v) >= 0 for v in values):
+            raise _QontrolError(11, first)
+        for k, v in enumerate(values):
+            self._set(name, first + k, float(v), self._chain_currents())
+        return "OK"
+
+    def _chain_currents(self) -> np.ndarray:
+        """Every channel of the chain's current, mA (the open outputs' 0)."""
+        return np.concatenate([self.world.driver.currents(), np.zeros(self.chain - self.n)])
+
     def _volts(self, currents: np.ndarray) -> np.ndarray:
-        return self.world.chip.heaters.voltage_V(currents)
+        volts = self.world.chip.heaters.voltage_V(currents[: self.n])
+        return np.concatenate([volts, np.zeros(self.chain - self.n)])
 
     def _current_for(self, ch: int, volts: float) -> float:
         """The current (mA) at which heater ``ch`` develops ``volts``: the real root of
@@ -120,7 +168,7 @@ class QontrolQ8iv:
     def _write(self, ch: int, mA: float, currents: np.ndarray) -> None:
         if mA > self.imax[ch]:
             raise _QontrolError(2, ch)
-        trial = currents.copy()
+        trial = currents[: self.n].copy()
         trial[ch] = mA
         if self._volts(trial)[ch] > self.vmax[ch] * (1 + 1e-9):
             raise _QontrolError(1, ch)

@@ -16,9 +16,24 @@ this module adds what the instruments' programming guides need:
   ``1.55UM`` too); a laser's bare power is in its selected unit (dBm or W/mW), and ``DBM``,
   ``W``, ``MW``, ``UW``, ``NW`` suffixes are accepted wherever a power is.
 
-Every SCPI instrument has ``*IDN?``, ``*RST``, ``*CLS``, ``*OPC``/``*OPC?``, ``*WAI``, ``*TST?``
-and ``SYST:ERR?`` with the standard error queue; a bad command changes nothing and queues
-its error (-1xx command, -2xx execution); the commands before it on the line have run.
+- optional roots too (``[SENSe:]CORRection:WAVelength``): a bracketed part is written or left out.
+
+Every SCPI instrument has the IEEE 488.2 mandatory commands (``*CLS *ESE *ESE? *ESR? *IDN? *OPC
+*OPC? *RST *SRE *SRE? *STB? *TST? *WAI``, and ``*OPT?``) with the standard status model: the
+event status register (bit 0 OPC, 2 query error, 3 device error, 4 execution error, 5 command
+error, 7 power on: set at power-on), read and cleared by ``*ESR?``, its enable mask ``*ESE``;
+the status byte (bit 2 EAV: the error queue holds an error, 3 the instrument's questionable
+summary, 4 MAV: a reply of the line is waiting, 5 ESB: an enabled event, 6 MSS: an enabled bit
+of the byte) with its enable mask ``*SRE``. ``*OPC?`` and ``*WAI`` return once the bench's
+optics have settled (the last heater write has taken effect on the world's clock,
+:meth:`~hil.emulator.world.BenchWorld.wait_settled`), so a reading after them sees the new
+state; ``*OPC`` sets the OPC bit then. ``SYST:ERR?`` reads the standard error queue; a bad
+command changes nothing and queues its error (-1xx command, -2xx execution); the commands
+before it on the line have run.
+
+Replies: each instrument writes numbers in its own format (:meth:`ScpiInstrument.number`; the
+Keysight ones :func:`keysight_nr3`), strings as they are (ASCII only: an error's detail never
+echoes a non-ASCII byte, see :class:`~firmware.commands.ScpiError`).
 """
 
 from __future__ import annotations
@@ -44,18 +59,38 @@ from hil.emulator.world import BenchWorld
 from photonics.chip import REFERENCE_WAVELENGTH_NM
 from photonics.errors import LimitError, PswitchError
 
-#: A dBm reading of no light at all is clipped here (1e-12 mW).
+#: The dBm reading of exactly no light (a laser's monitor when it is off), 1e-12 mW. A power
+#: meter never reads it: its dark reading is its noise (:meth:`BenchWorld.output_power_mW
+#: <hil.emulator.world.BenchWorld.output_power_mW>`), a small positive power.
 DBM_FLOOR = -120.0
+
+# IEEE 488.2 event status register bits
+ESR_OPC, ESR_QYE, ESR_DDE, ESR_EXE, ESR_CME, ESR_PON = 1, 4, 8, 16, 32, 128
+# status byte bits
+STB_EAV, STB_QUES, STB_MAV, STB_ESB, STB_MSS = 4, 8, 16, 32, 64
 
 
 def dbm(mW: float) -> float:
-    """Power in dBm, clipped at :data:`DBM_FLOOR` for zero or negative (noisy dark) powers."""
-    return max(10 * math.log10(mW), DBM_FLOOR) if mW > 0 else DBM_FLOOR
+    """Power in dBm; :data:`DBM_FLOOR` for no power at all (0 mW)."""
+    return 10 * math.log10(mW) if mW > 0 else DBM_FLOOR
 
 
-def float32_block(values: Sequence[float] | np.ndarray) -> bytes:
-    """An IEEE 488.2 definite-length block (``#<d><length><bytes>``) of little-endian float32."""
-    data = np.asarray(values, dtype="<f4").tobytes()
+def keysight_nr3(x: float, decimals: int = 8) -> str:
+    """A number as the Keysight lightwave instruments write it: sign, ``decimals`` digits after
+    the point, a three-digit signed exponent (``+1.55000000E-006``)."""
+    mantissa, exponent = f"{x:+.{decimals}E}".split("E")
+    return f"{mantissa}E{int(exponent):+04d}"
+
+
+def _event_bit(code: int) -> int:
+    """The event status bit an error of SCPI ``code`` sets."""
+    return {1: ESR_CME, 2: ESR_EXE, 3: ESR_DDE, 4: ESR_QYE}.get(-code // 100, ESR_DDE)
+
+
+def float32_block(values: Sequence[float] | np.ndarray, dtype: str = "<f4") -> bytes:
+    """An IEEE 488.2 definite-length block (``#<d><length><bytes>``) of little-endian float32
+    (or of ``dtype``)."""
+    data = np.asarray(values, dtype=dtype).tobytes()
     length = str(len(data))
     return f"#{len(length)}{length}".encode() + data
 
@@ -74,7 +109,7 @@ class Entry:
 
     def specs(self) -> list[Spec]:
         """One grammar spec for every way of writing the header (optional nodes in or out)."""
-        parts = re.split(r"(\[:[^\]]+\])", self.header)
+        parts = re.split(r"(\[[^\]]+\])", self.header)
         choices = [(p[1:-1], "") if p.startswith("[") else (p,) for p in parts if p]
         return [
             Spec(
@@ -94,6 +129,7 @@ _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 #: A plain decimal number (no unit), as the instruments write one.
 BARE_NUMBER = re.compile(f"^{_NUMBER}$")
 _DBM = re.compile(rf"^({_NUMBER})\s*DBM$", re.IGNORECASE)
+_PER_SECOND = re.compile(r"/S$", re.IGNORECASE)
 #: Highest dBm a token may carry (beyond, the power is out of range anyway).
 _MAX_DBM = 300.0
 
@@ -112,12 +148,18 @@ class ScpiInstrument:
     their unit conventions, :meth:`bare_unit`; ``numbered`` maps the short mnemonic of each
     node that takes a number to its range."""
 
+    #: The reply to ``*OPT?``: the installed options (``0``: none).
+    options = "0"
+
     def __init__(
         self, world: BenchWorld, idn: str, numbered: dict[str, tuple[int, int]] | None = None
     ) -> None:
         self.world, self.idn = world, idn
         self.numbered = dict(numbered or {})
         self.errors = ErrorQueue()
+        self.esr, self.ese, self.sre = ESR_PON, 0, 0  # IEEE 488.2 status registers
+        self._opc_at: float | None = None  # *OPC: the OPC bit is due at this world time
+        self._waiting = 0  # replies of the line being run so far (MAV)
         entries = [*self._common(), *self.commands()]
         self._table = [(spec, entry) for entry in entries for spec in entry.specs()]
         self._matching: dict[tuple[str, ...], list[tuple[Spec, Entry]]] = {}  # by header words
@@ -134,6 +176,23 @@ class ScpiInstrument:
         parameter's own unit)."""
         return ""
 
+    def number(self, x: float) -> str:
+        """A float reply in this instrument's format (default: Keysight's NR3)."""
+        return keysight_nr3(x)
+
+    def questionable(self) -> bool:
+        """The instrument's questionable summary (status byte bit 3)."""
+        return False
+
+    def reply(self, value: object) -> str:
+        """A query's reply: floats in :meth:`number`'s format, the rest as
+        :func:`~firmware.commands.format_reply` writes them."""
+        if isinstance(value, float):
+            return self.number(value)
+        if isinstance(value, (list, tuple)):
+            return ",".join(self.reply(v) for v in value)
+        return format_reply(value)
+
     # ---- the line protocol -------------------------------------------------------------------
     def handle(self, line: str | bytes) -> str | bytes | None:
         """Run one line; return the replies of its queries joined by ``;`` (bytes when one is
@@ -142,11 +201,13 @@ class ScpiInstrument:
         try:
             for text in split_line(line):
                 cmd = self._parse(text)  # after the commands before it: units may have changed
+                self._waiting = len(replies)
                 reply = self._run(cmd)
                 if cmd.query:
-                    replies.append(reply if isinstance(reply, bytes) else format_reply(reply))
+                    replies.append(reply if isinstance(reply, bytes) else self.reply(reply))
         except ScpiError as exc:
             self.errors.push(exc)
+            self.esr |= _event_bit(exc.code)
         if not replies:
             return None
         if any(isinstance(r, bytes) for r in replies):
@@ -212,6 +273,8 @@ class ScpiInstrument:
     def _token(self, token: str, param: Param, number: int) -> str:
         """An argument in the engine's terms: a bare number gets this instrument's unit, a
         dBm power becomes mW."""
+        if param.name == "speed":  # a sweep speed: nm/s reads as nm (bare: the unit's per s)
+            token = _PER_SECOND.sub("", token)
         if BARE_NUMBER.match(token):
             token += self.bare_unit(number, param)
         m = _DBM.match(token)
@@ -221,13 +284,19 @@ class ScpiInstrument:
 
     # ---- IEEE 488.2 and SYSTem ---------------------------------------------------------------
     def _common(self) -> list[Entry]:
+        mask = (Param("mask", "int", 0, 255),)
         return [
             Entry("*IDN", query=lambda _: self.idn),
             Entry("*RST", set=lambda _: self.reset()),
-            Entry("*CLS", set=lambda _: self.errors.clear()),
-            Entry("*OPC", set=lambda _: None, query=lambda _: 1),
-            Entry("*WAI", set=lambda _: None),
+            Entry("*CLS", set=self._clear),
+            Entry("*ESE", mask, set=lambda _, m: setattr(self, "ese", m), query=lambda _: self.ese),
+            Entry("*ESR", query=self._event_status),
+            Entry("*SRE", mask, set=lambda _, m: setattr(self, "sre", m), query=lambda _: self.sre),
+            Entry("*STB", query=self._status_byte),
+            Entry("*OPC", set=self._arm_opc, query=self._operation_complete),
+            Entry("*WAI", set=lambda _: self.world.wait_settled()),
             Entry("*TST", query=lambda _: 0),
+            Entry("*OPT", query=lambda _: self.options),
             Entry("SYSTem:ERRor[:NEXT]", query=self._error),
             Entry("SYSTem:ERRor:COUNt", query=lambda _: len(self.errors)),
         ]
@@ -235,6 +304,40 @@ class ScpiInstrument:
     def _error(self, _: int) -> str:
         e = self.errors.pop()
         return f"{e.code},{e.text}"
+
+    def _clear(self, _: int) -> None:
+        """``*CLS``: the error queue, the event status register and a pending ``*OPC``."""
+        self.errors.clear()
+        self.esr, self._opc_at = 0, None
+
+    def _arm_opc(self, _: int) -> None:
+        self._opc_at = self.world.settled_at
+
+    def _operation_complete(self, _: int) -> int:
+        self.world.wait_settled()
+        return 1
+
+    def _update_opc(self) -> None:
+        if self._opc_at is not None and self.world.clock() >= self._opc_at:
+            self.esr |= ESR_OPC
+            self._opc_at = None
+
+    def _event_status(self, _: int) -> int:
+        """``*ESR?``: the event status register, cleared by reading it."""
+        self._update_opc()
+        value, self.esr = self.esr, 0
+        return value
+
+    def _status_byte(self, _: int) -> int:
+        """``*STB?``: the status byte (see the module docstring); reading clears nothing."""
+        self._update_opc()
+        bits = (
+            STB_EAV * (len(self.errors) > 0)
+            | STB_QUES * self.questionable()
+            | STB_MAV * (self._waiting > 0)
+            | STB_ESB * bool(self.esr & self.ese)
+        )
+        return bits | (STB_MSS * bool(bits & self.sre & ~STB_MSS))
 
 
 def wavelength_param(low_high: tuple[float, float]) -> Param:
