@@ -22,6 +22,7 @@ from photonics import topologies
 from photonics.errors import SettingsError, ShapeError
 from photonics.matching import Matching
 from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
+from pswitch.progress import progress_bar
 
 KINDS = ("all-to-all", "ring", "torus")
 #: Largest emulated feed-forward chip (its heater crosstalk is held as a dense matrix).
@@ -130,7 +131,7 @@ def schedule(args: argparse.Namespace) -> dict[str, Any]:
     if job is None:
         # on a recirculating mesh, only matchings predicted at the router's isolation target
         floor = DEFAULT_ISOLATION_TARGET_DB if topology.kind == "recirculating" else None
-        cover = all_to_all(fabric, isolation_db=floor)
+        cover = all_to_all(fabric, isolation_db=floor, progress=progress_bar())
         matchings: list[Matching] = list(cover.matchings)
         note = cover.note
     else:
