@@ -66,7 +66,7 @@ def failover_figures(mesh: str, placement: str) -> dict[str, float]:
         compute.append(time.perf_counter() - t0)
         assert c.errors.codes() == [] and spare == found.spare
         assert seen[spare] > 10 * np.delete(seen, spare).max(), "new circuit not verified"
-        modeled.append(c.last_time_s)
+        modeled.append(c.session.last_time_s)
         changed.append(found.n_changed)
         naive.append(found.naive_changed)
         disturbed.append(len(c.disturbed))

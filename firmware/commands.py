@@ -242,8 +242,9 @@ def _fmt(x: float | Bound | None) -> str:
 class Spec:
     """One command of the grammar: header (mnemonic form), parameters, whether it has a set
     form and a query form, what it does, what a query returns, an example line, the errors it
-    can queue beyond the argument errors, and the names of the methods that handle its set and
-    query forms (on a device whose grammar comes from :func:`declarations`)."""
+    can queue beyond the argument errors, the names of the methods that handle its set and
+    query forms (on a device whose grammar comes from :func:`declarations`), and how it runs
+    (:data:`firmware.declarations.Execution`)."""
 
     header: str
     params: tuple[Param, ...] = ()
@@ -256,6 +257,7 @@ class Spec:
     errors: str = ""
     set_handler: str = ""
     query_handler: str = ""
+    execution: str = "device"
     mnemonics: tuple[tuple[str, str], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

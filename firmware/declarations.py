@@ -26,6 +26,13 @@ COMMON_ERRORS = (
 )
 
 Handler = TypeVar("Handler", bound=Callable[..., object])
+#: How a command runs (:mod:`firmware.controller.session`): ``"device"``, under the device lock
+#: from start to end; ``"overlapped"``, a long operation that lets the other sessions' commands
+#: run between its steps; ``"session"``, on the calling client's session alone (its error
+#: queue, its operation), without the device lock.
+Execution = Literal["device", "overlapped", "session"]
+#: What the reference says of each execution, after the forms.
+_EXECUTION_NOTES = {"device": "", "overlapped": "; overlapped", "session": "; the client's own"}
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,7 @@ class Declaration:
     example: str
     reply: str = ""
     errors: str = ""
+    execution: Execution = "device"
 
 
 def _declare(declaration: Declaration) -> Callable[[Handler], Handler]:
@@ -50,12 +58,20 @@ def _declare(declaration: Declaration) -> Callable[[Handler], Handler]:
 
 
 def command(
-    header: str, *params: Param, summary: str, example: str = "", errors: str = ""
+    header: str,
+    *params: Param,
+    summary: str,
+    example: str = "",
+    errors: str = "",
+    execution: Execution = "device",
 ) -> Callable[[Handler], Handler]:
     """Declare the decorated method as the handler of the set form of ``header``: it is called
     with the converted ``params``. ``errors``: what it queues when it cannot run (the
-    reference adds :data:`COMMON_ERRORS`). One of a header's forms gives its ``example``."""
-    return _declare(Declaration("set", header, params, summary, example, errors=errors))
+    reference adds :data:`COMMON_ERRORS`). One of a header's forms gives its ``example``.
+    ``execution``: how it runs (:data:`Execution`)."""
+    return _declare(
+        Declaration("set", header, params, summary, example, errors=errors, execution=execution)
+    )
 
 
 def query(
@@ -65,17 +81,20 @@ def query(
     summary: str = "",
     example: str = "",
     errors: str = "",
+    execution: Execution = "device",
 ) -> Callable[[Handler], Handler]:
     """Declare the decorated method as the handler of the query form of ``header`` (called
     with the converted ``params``; it returns the reply, see :func:`format_reply`)."""
-    return _declare(Declaration("query", header, params, summary, example, reply, errors))
+    return _declare(
+        Declaration("query", header, params, summary, example, reply, errors, execution)
+    )
 
 
 def declarations(device: type) -> tuple[Spec, ...]:
     """The grammar declared on ``device``'s methods: one :class:`Spec` per header, in the order
     of the classes of its MRO and, within a class, of the methods; a form declared again lower
-    in the MRO is overridden. Raises ``TypeError`` on a header declared in two spellings or
-    without an example."""
+    in the MRO is overridden. Raises ``TypeError`` on a header declared in two spellings,
+    without an example, or with forms that run differently (``execution``)."""
     forms: dict[str, dict[str, tuple[str, Declaration]]] = {}
     for klass in device.__mro__:
         for name, member in vars(klass).items():
@@ -93,6 +112,8 @@ def declarations(device: type) -> tuple[Spec, ...]:
         assert either is not None
         if not any(d and d.example for d in (set_d, query_d)):
             raise TypeError(f"{either.header!r} is declared without an example")
+        if set_d and query_d and set_d.execution != query_d.execution:
+            raise TypeError(f"{either.header!r}: its set and query forms run differently")
         specs.append(
             Spec(
                 either.header,
@@ -106,6 +127,7 @@ def declarations(device: type) -> tuple[Spec, ...]:
                 "; ".join(d.errors for d in (set_d, query_d) if d and d.errors),
                 set_name,
                 query_name,
+                either.execution,
             )
         )
     return tuple(specs)
@@ -129,7 +151,8 @@ def command_reference(grammar: Sequence[Spec], intro: str) -> str:
     lines = [intro.rstrip(), "", f"Errors of every command: {COMMON_ERRORS}.", ""]
     for spec in grammar:
         forms = (["set"] if spec.settable else []) + (["query"] if spec.queryable else [])
-        lines += [f"## `{spec.header}`", "", f"{spec.summary} ({', '.join(forms)})", ""]
+        note = _EXECUTION_NOTES[spec.execution]
+        lines += [f"## `{spec.header}`", "", f"{spec.summary} ({', '.join(forms)}{note})", ""]
         if spec.settable and spec.params:
             lines += [f"- `{p.name}`: {p.describe()}" for p in spec.params]
         if spec.queryable and spec.query_params:

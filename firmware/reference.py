@@ -33,6 +33,17 @@ it on the line stay done. The current limit, the power budget and the interlock 
 current the switch sends, the rows it measures at included. Only a line with a query gets a
 reply.
 
+Each client (network connection) has its own error queue, `*OPC` and `SYST:TIME?`: the
+commands marked *the client's own* act on the sender's alone. Commands from all clients run
+one at a time, in the order they came. The *overlapped* ones (`CAL:RUN`, `RING:LOCK`) let
+other commands run between their measurement batches, so other clients' queries answer within
+milliseconds (reading the state as the operation has left it so far; the new calibration once
+it completes, and everything as before if it fails); while one runs, any client's set command
+but `*CLS` and `*WAI` fails with -221 naming it (`STAT:OPER?` bit 8 shows it running). Over the
+network the line goes on at once; `*WAI` or `*OPC?` (`CAL:RUN;*OPC?`) waits for it, and its
+errors reach the client's queue when it completes. A line holds at most one overlapped command
+(-223, nothing on the line runs).
+
 Limits: a line holds at most {MAX_LINE:,} characters (-363) and {MAX_COMMANDS} commands, \
 a command at most {MAX_ARGUMENTS:,} arguments, a schedule at most {MAX_SCHEDULE_STEPS} steps \
 (-223 beyond each).

@@ -14,13 +14,18 @@ ports, channels and rings): a bad argument raises :class:`~photonics.errors.Sett
 :class:`~photonics.errors.PortError` for a matching) before a byte is sent. Every method checks
 the switch's error queue after its command; an instrument error is raised as
 :class:`SwitchError` carrying the SCPI code and message, after which the state on the switch is
-as it was before the command.
+as it was before the command. Each connection to a switch has its own error queue, so a
+client only ever reads its own errors; an overlapped command (``CAL:RUN``, ``RING:LOCK``),
+which returns at once over the network: the method returns when it has completed (it polls
+the operation bit of ``STAT:OPER?``, so no reply outlasts a short transport timeout), and raises
+its error.
 """
 
 from __future__ import annotations
 
 import numbers
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -44,6 +49,8 @@ from photonics.matching import Matching
 #: The switch's commands by header, as the controller declares them: every line the SDK sends is
 #: written from one of these (so the SDK cannot name a command the firmware does not have).
 COMMANDS = {spec.header: spec for spec in Controller.DECLARED}
+#: ``STAT:OPER?`` bit set while an overlapped operation runs, and the SDK's poll of it (s).
+OPERATION_RUNNING, POLL_S = 8, 0.005
 
 
 class Transport(Protocol):
@@ -204,11 +211,17 @@ class Switch:
 
     def _send(self, header: str, *args: object) -> float:
         """Send the set form of a declared command; return the hardware time it took (s)."""
-        return self._write(command_line(self.commands[header], *args))
+        spec = self.commands[header]
+        return self._write(command_line(spec, *args), wait=spec.execution == "overlapped")
 
-    def _write(self, line: str) -> float:
-        """Send a line of :func:`~firmware.commands.command_line`; the hardware time (s)."""
+    def _write(self, line: str, wait: bool = False) -> float:
+        """Send a line of :func:`~firmware.commands.command_line`; with ``wait`` (an
+        overlapped command, which returns at once over the network) poll ``STAT:OPER?`` until
+        no operation runs, so no reply waits longer than a measurement batch whatever the
+        transport's timeout; then read the errors and the hardware time (s)."""
         self.transport.write(line)
+        while wait and int(self._ask("STATus:OPERation")) & OPERATION_RUNNING:
+            time.sleep(POLL_S)
         self._raise_errors(line)
         return float(self._ask("SYSTem:TIME"))
 
@@ -379,7 +392,7 @@ class Switch:
     def status(self) -> dict[str, bool]:
         """The operation and questionable condition bits by name."""
         op, ques = int(self._ask("STATus:OPERation")), int(self._ask("STATus:QUEStionable"))
-        names = ("routed", "schedule_running", "rings_locked")
+        names = ("routed", "schedule_running", "rings_locked", "operation_running")
         flags = ("uncalibrated", "interlock", "manual_heaters", "ring_drifted", "fault")
         out = {n: bool(op >> i & 1) for i, n in enumerate(names)}
         out.update({n: bool(ques >> i & 1) for i, n in enumerate(flags)})

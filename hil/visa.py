@@ -10,9 +10,11 @@ the session the instrument drivers use. It makes these facts of pyvisa-py sessio
   method that raises), so ``TCP_NODELAY`` is set on the pyvisa-py session's own socket object
   (``visalib.sessions[session].interface``) after every (re)connect; a write followed by a
   query then takes no ~40 ms delayed-ACK stall. Other backends get the VISA attribute.
-- Threads: every Session on the same resource (in the canonical form of
-  :func:`pyvisa.rname.parse_resource_name`) shares one re-entrant lock, held from the write of
-  a command to the end of its reply, so threads never get each other's replies.
+- Threads: a Session holds a re-entrant lock from the write of a command to the end of its
+  reply, so threads sharing it never get each other's replies. Every Session on one serial line
+  (the resource in the canonical form of :func:`pyvisa.rname.parse_resource_name`) shares one,
+  as they share the line; a ``TCPIP`` Session has a connection of its own and a lock of its
+  own, so two clients of one instrument in one process do not wait for each other's replies.
 - Stale replies: a reply that comes after its query timed out must not become the answer to
   the next query. A socket session therefore drops its connection on a timeout and reconnects
   for the next command: the late reply dies with the old connection, whenever it comes. (An
@@ -100,7 +102,8 @@ def canonical(resource: str) -> str:
 
 
 def resource_lock(resource: str) -> threading.RLock:
-    """The lock every Session on ``resource`` holds for a command and its reply."""
+    """The lock every Session on ``resource`` (a serial line) holds for a command and its
+    reply."""
     key = canonical(resource)
     with _registry:
         return _locks.setdefault(key, threading.RLock())
@@ -145,7 +148,8 @@ class Session:
         self.backoff_s = backoff_s
         self.backend = DEFAULT_BACKEND if backend is None else backend
         self._term = read_termination.encode()
-        self._lock = resource_lock(resource)
+        tcpip = canonical(resource).startswith("TCPIP")  # a connection of its own
+        self._lock = threading.RLock() if tcpip else resource_lock(resource)
         self._manager = resource_manager(self.backend)
         self._inst: Any = None  # the pyvisa resource while connected
         self._socket: socket.socket | None = None  # pyvisa-py TCPIP SOCKET only

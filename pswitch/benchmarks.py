@@ -41,7 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default all)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and stop")
     parser.add_argument(
-        "--args", default="", help='options for the one benchmark named, e.g. "--sizes 8 16"'
+        "--args",
+        type=_options,
+        default=[],
+        help='options for the one benchmark named, e.g. "--sizes 8 16"',
     )
     parser.add_argument(
         "--dir",
@@ -51,6 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument("--json", action="store_true", help="one JSON object of every figure")
     parser.set_defaults(run=run)
+
+
+def _options(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} in {text!r}") from None
 
 
 def available(folder: Path) -> dict[str, Path]:
@@ -72,6 +82,10 @@ def _summary(script: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     scripts = available(args.dir)
+    if args.list and (args.names or args.args or args.json):
+        raise SettingsError(
+            "--list lists every benchmark and stops: give no NAME, --args or --json"
+        )
     if args.list:
         width = max(map(len, scripts), default=0)
         for name, script in scripts.items():
@@ -81,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         raise SettingsError(f"unknown benchmark {unknown[0]!r}: known {', '.join(scripts)}")
     names = args.names or list(scripts)
-    extra = shlex.split(args.args)
+    extra = args.args
     if extra and len(names) != 1:
         raise SettingsError("--args goes to one benchmark: name exactly one")
     figures = {}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,8 +21,8 @@ import numpy as np
 from firmware.fabric import all_to_all
 from hil.bench import Bench
 from hil.bench_config import BenchConfig
-from photonics.errors import SettingsError
 from photonics.progress import steps
+from pswitch import args as types
 from pswitch.demo import VERIFY_ISOLATION_DB
 from pswitch.progress import progress_bar, within
 
@@ -48,7 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--bench", required=True, metavar="CONFIG", help="bench configuration (pswitch serve)"
     )
     parser.add_argument(
-        "-o", "--output", default="calibration.json", help="calibration file to write"
+        "-o",
+        "--output",
+        type=types.output_file,
+        default="calibration.json",
+        help="calibration file to write",
     )
     parser.add_argument(
         "--no-verify", action="store_true", help="skip the all-to-all check on the meter"
@@ -124,10 +127,7 @@ def _print(r: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    folder = Path(args.output).resolve().parent
-    if not folder.is_dir():
-        raise SettingsError(f"cannot write {args.output}: folder {folder} does not exist")
-    result = calibrate(BenchConfig.load(args.bench), args.output, not args.no_verify)
+    result = calibrate(BenchConfig.load(args.bench), str(args.output), not args.no_verify)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

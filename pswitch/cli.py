@@ -1,45 +1,40 @@
 """The ``pswitch`` command line.
 
 ``pswitch demo`` runs the headline scenario (:mod:`pswitch.demo`) on the built-in emulator;
-``pswitch serve`` serves the emulated bench; ``route``, ``schedule``, ``calibrate`` and
-``bench`` have a module each (``pswitch.cli_*``); packages above hil add their own subcommands
-through the ``pswitch.commands`` entry points (``pswitch layout``).
+``serve``, ``route``, ``schedule``, ``calibrate``, ``layout`` and ``bench`` have a module each,
+whose ``register(sub)`` adds its parser and sets its ``run``. Every argument is checked while
+the command line is parsed (:mod:`pswitch.args`), before any work.
 
-Exit codes: 0 done, 1 a failure of the work (a check below its figure, an instrument that
-fails), 2 a bad command line or input (nothing is changed).
+:func:`main` is the one error boundary. Exit codes: 0 done; 1 a failure of the work (a check
+below its figure, an instrument that fails, a file that cannot be written); 2 a bad command
+line or input, refused before anything is done or written; 130 interrupted (Ctrl-C), after the
+same clean-up as a normal exit. Each failure is one line on stderr; ``pswitch --debug ...``
+shows its traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from hil.errors import InstrumentError
-from photonics import PswitchError, topologies
-from pswitch import __version__, benchmarks, calibrate, layout, route, schedule
-from pswitch.demo import DemoSettings, run_demo
+from photonics import topologies
+from photonics.errors import InvalidInputError, PswitchError
+from pswitch import __version__, benchmarks, calibrate, layout, route, schedule, serve
+from pswitch import args as types
 from pswitch.progress import progress_bar
 
 #: Subcommands with their own module: each has ``register(sub)``, which sets ``run``.
-SUBCOMMANDS = (route, schedule, calibrate, layout, benchmarks)
+SUBCOMMANDS = (serve, route, schedule, calibrate, layout, benchmarks)
 
 DEMO_EXAMPLES = """examples:
   pswitch demo                       16-port Clements switch; plots into ./pswitch-demo
   pswitch demo --ports 32 --seed 7   the PipSwitch scale, another chip
   pswitch demo --mesh hexagonal      the same scenario on a recirculating hexagonal mesh
   pswitch demo --json --no-plots     machine-readable results
-"""
-
-SERVE_EXAMPLES = """examples:
-  pswitch serve                      8-port bench on loopback; writes bench.json
-  pswitch serve --ports 4 --config /tmp/bench.json --seconds 600
 """
 
 EXAMPLES = """examples:
@@ -116,21 +111,17 @@ def demo_doc() -> str:
     return pswitch.demo.__doc__ or ""
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"needs an integer >= 2, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = types.Parser(
         prog="pswitch",
         description="Emulator and firmware SDK for programmable photonic circuit switches.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pswitch {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="on a failure, show the traceback (for bug reports)"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser(
         "demo",
@@ -140,9 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     demo.add_argument(
-        "--ports", type=_positive_int, default=16, help="switch ports, even, 4-32 (default 16)"
+        "--ports", type=types.integer(2), default=16, help="switch ports, even, 4-32 (default 16)"
     )
-    demo.add_argument("--seed", type=int, default=0, help="seed of the emulated chip")
+    demo.add_argument("--seed", type=types.seed, default=0, help="seed of the emulated chip")
     demo.add_argument(
         "--mesh",
         choices=topologies.names(directed=False),
@@ -150,81 +141,71 @@ def build_parser() -> argparse.ArgumentParser:
         help="the switch's mesh (default clements); a feed-forward mesh calibrates through its "
         "detectors, a recirculating one runs on its factory calibration",
     )
-    demo.add_argument(
-        "--plots", default="pswitch-demo", help="folder for the PNG plots (default pswitch-demo)"
+    plots = demo.add_mutually_exclusive_group()
+    plots.add_argument(
+        "--plots",
+        type=types.output_folder,
+        default="pswitch-demo",
+        help="folder for the PNG plots, created if missing (default pswitch-demo)",
     )
-    demo.add_argument("--no-plots", action="store_true", help="write no plots")
+    plots.add_argument(
+        "--no-plots", action="store_const", dest="plots", const=None, help="write no plots"
+    )
     demo.add_argument("--json", action="store_true", help="print the results as JSON")
-    serve = sub.add_parser(
-        "serve",
-        help="run the emulated bench (lasers, power meters, heater driver, switch)",
-        description=(
-            "Serve every instrument of the emulated bench, all on one emulated chip: SCPI "
-            "instruments and the switch on TCP sockets, the heater driver on a pseudo-"
-            "terminal. Prints the resource map and writes it as a bench configuration "
-            "(pswitch.bench JSON) that hil.bench.Bench and `pswitch calibrate` read. Runs "
-            "until interrupted (Ctrl-C)."
-        ),
-        epilog=SERVE_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    serve.add_argument("--ports", type=_positive_int, default=8, help="chip ports, 4 or 8")
-    serve.add_argument("--seed", type=int, default=0, help="seed of the emulated chip")
-    serve.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="address to bind (default loopback only; 0.0.0.0 exposes the bench)",
-    )
-    serve.add_argument(
-        "--config", default="bench.json", help="bench configuration to write (bench.json)"
-    )
-    serve.add_argument(
-        "--seconds", type=float, default=None, help="stop after this long (default: never)"
-    )
+    demo.set_defaults(run=run_demo)
     for command in SUBCOMMANDS:
         command.register(sub)
     return parser
 
 
-def serve(ports: int, seed: int, host: str, config: str, seconds: float | None) -> None:
-    """Run the emulated bench until interrupted (or for ``seconds``)."""
-    from hil.emulator.bench import EmulatedBench
+def run_demo(args: argparse.Namespace) -> int:
+    """``pswitch demo``: the settings are checked before the scenario runs."""
+    from pswitch.demo import DemoSettings, run_demo
 
-    with EmulatedBench(ports, seed, host) as bench:
-        bench.config().save(config)
-        width = max(map(len, bench.resources))
-        for name, resource in bench.resources.items():
-            print(f"{name:<{width}}  {resource}")
-        print(f"bench configuration written to {config}; Ctrl-C stops", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            time.sleep(1e9 if seconds is None else seconds)
+    result = run_demo(DemoSettings(args.ports, args.seed, args.plots, args.mesh), progress_bar())
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print_demo(result)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """The ``pswitch`` command; its exit code (see the module docstring)."""
+    prog, debug = "pswitch", False
     try:
-        if args.command == "demo":
-            plots = None if args.no_plots else Path(args.plots)
-            settings = DemoSettings(args.ports, args.seed, plots, args.mesh)
-            result = run_demo(settings, progress_bar())
-            if args.json:
-                print(json.dumps(result, indent=2))
-            else:
-                _print_demo(result)
-        elif args.command == "serve":
-            serve(args.ports, args.seed, args.host, args.config, args.seconds)
-        elif hasattr(args, "run"):
-            return args.run(args)
+        args = build_parser().parse_args(argv)
+        prog, debug = f"pswitch {args.command}", args.debug
+        return args.run(args)
+    except KeyboardInterrupt:  # Ctrl-C, after the finally-blocks and context managers ran
+        if debug:
+            raise
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # the reader left early (`pswitch ... | head`): no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except InstrumentError as exc:  # the bench failed, not the command line
-        print(f"pswitch {args.command}: error: {exc}", file=sys.stderr)
-        return 1
-    except PswitchError as exc:
-        print(f"pswitch {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    except Exception as exc:
+        if debug:
+            raise
+        code, message = failure(exc)
+        print(f"{getattr(exc, 'prog', prog)}: error: {message}", file=sys.stderr)
+        return code
+
+
+def failure(exc: Exception) -> tuple[int, str]:
+    """The exit code and one-line message of a failure: 2 for bad input; 1 for a run that
+    failed (an instrument, a fit, a file that could not be written) and for a bug."""
+    if isinstance(exc, InvalidInputError):
+        return 2, str(exc)
+    if isinstance(exc, PswitchError):
+        return 1, str(exc)
+    if isinstance(exc, OSError) and exc.strerror:
+        return 1, f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return 1, (
+        f"unexpected {type(exc).__name__}: {exc} (a bug: run it again as `pswitch --debug ...` "
+        f"and report the traceback)"
+    )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Any
 
 from photonics import topologies
 from photonics.errors import PswitchError, SettingsError
+from pswitch import args as types
 
 #: What the command lays out besides the registered topologies: one heated add-drop ring.
 RING = "ring"
@@ -28,16 +29,6 @@ EXAMPLES = """examples:
   pswitch layout --mesh switch6x6 -o switch.gds     the 6x6 switch's 71-cell mesh
   pswitch layout --mesh ring -o ring.gds --json     a heated add-drop ring with pads
 """
-
-
-def _ports(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"needs an integer, got {text!r}") from None
-    if not 2 <= value <= MAX_PORTS:
-        raise argparse.ArgumentTypeError(f"needs an integer in [2, {MAX_PORTS}], got {value}")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -62,39 +53,65 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="a switch's mesh, or one ring (default clements)",
     )
     parser.add_argument(
-        "--ports", type=_ports, default=None, help="the switch's ports (default: the mesh's own)"
+        "--ports",
+        type=types.integer(2, MAX_PORTS),
+        default=None,
+        help="the switch's ports (default: the mesh's own)",
     )
     parser.add_argument(
         "--no-pads", action="store_true", help="feed-forward meshes: leave the heaters unwired"
     )
     parser.add_argument(
-        "-o", "--output", default="layout.gds", help="GDS file to write (layout.gds)"
+        "-o",
+        "--output",
+        type=types.output_file,
+        default="layout.gds",
+        help="GDS file to write (layout.gds)",
     )
-    parser.add_argument("--png", default=None, help="also render a picture to this PNG file")
+    parser.add_argument(
+        "--png", type=types.output_file, default=None, help="also render a picture to this PNG file"
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(run=run)
 
 
-def build(args: argparse.Namespace) -> Any:
-    """The :class:`layouts.meshes.MeshLayout` the arguments ask for: the registered topology's
-    own builder on its mesh for ``--ports``, or the ring."""
-    from layouts.cells import PadSettings
-    from layouts.meshes import LayoutSettings, ring_layout
-
+def checked_ports(args: argparse.Namespace) -> int | None:
+    """The ports of the mesh to lay out (None for the ring), every option checked against the
+    mesh before anything is built."""
+    feed_forward = args.mesh != RING and topologies.topology(args.mesh).kind == "feedforward"
+    if args.no_pads and not feed_forward:
+        raise SettingsError(
+            f"--no-pads is for feed-forward meshes; the {args.mesh} layout's heaters are "
+            + ("wired to its two pads" if args.mesh == RING else "never wired to pads")
+        )
     if args.mesh == RING:
-        return ring_layout()
+        if args.ports is not None:
+            raise SettingsError("--ports is for a mesh; the ring layout is one ring")
+        return None
     topology = topologies.topology(args.mesh)
     if not topology.layout:
         raise SettingsError(f"the {args.mesh} topology has no layout builder")
+    return topology.check_ports(topology.default_ports if args.ports is None else args.ports)
+
+
+def build(mesh: str, ports: int | None, pads: bool) -> Any:
+    """The :class:`layouts.meshes.MeshLayout` of the registered topology ``mesh`` for
+    ``ports`` (its own builder on its mesh), or of the ring."""
+    from layouts.cells import PadSettings
+    from layouts.meshes import LayoutSettings, ring_layout
+
+    if ports is None:
+        return ring_layout()
+    topology = topologies.topology(mesh)
     module, _, function = topology.layout.partition(":")
     builder = getattr(importlib.import_module(module), function)
-    ports = topology.check_ports(topology.default_ports if args.ports is None else args.ports)
-    settings = LayoutSettings(pads=None if args.no_pads else PadSettings())
+    settings = LayoutSettings(pads=PadSettings() if pads else None)
     return builder(topology.geometry(ports).mesh, settings)
 
 
 def run(args: argparse.Namespace) -> int:
     """Build, write, render and check; print the results. 0 when every check passes, else 1."""
+    ports = checked_ports(args)
     try:
         from layouts.check import check_layout
         from layouts.output import read_gds, render_png, write_gds
@@ -104,18 +121,16 @@ def run(args: argparse.Namespace) -> int:
             "pip install 'pswitch-photonics[layout]'"
         ) from None
     t0 = time.perf_counter()
-    layout = build(args)
+    layout = build(args.mesh, ports, not args.no_pads)
     build_s = time.perf_counter() - t0
-    try:
-        gds = write_gds(layout, args.output)
-        png = render_png(gds, args.png) if args.png else None
-    except OSError as exc:
-        raise PswitchError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    gds = write_gds(layout, args.output)
+    png = render_png(gds, args.png) if args.png else None
     contents = read_gds(gds)
     check = check_layout(layout)
     width, height = layout.die_size_um
     result = {
         "mesh": args.mesh,
+        "ports": ports,
         "kind": layout.kind,
         "elements": layout.n_elements,
         "pads": layout.n_pads,

@@ -15,8 +15,10 @@ INTRO = """# Command-line reference
 Generated from the `pswitch` parser by `python -m pswitch.reference` (`make docs`); a test
 checks it is current. Every subcommand takes `--help`, and `--json` where it prints results.
 Exit codes: 0 done; 1 a failure of the work (a check below its figure, an instrument that
-fails); 2 a bad command line or input, which changes nothing. Errors name what was wrong and
-how to fix it, without a traceback.
+fails); 2 a bad command line or input, refused before anything is done or written; 130
+interrupted (Ctrl-C), which closes files and instruments as a normal exit does. Each error is
+one line naming what was wrong and how to fix it; `pswitch --debug COMMAND ...` shows its
+traceback, for a bug report.
 """
 
 #: Help is formatted at this width, whatever the terminal, so the file does not depend on it.

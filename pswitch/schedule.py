@@ -22,6 +22,7 @@ from photonics import topologies
 from photonics.errors import SettingsError, ShapeError
 from photonics.matching import Matching
 from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
+from pswitch import args as types
 from pswitch.progress import progress_bar
 
 KINDS = ("all-to-all", "ring", "torus")
@@ -29,6 +30,8 @@ KINDS = ("all-to-all", "ring", "torus")
 MAX_PORTS = 64
 #: Pairs are listed in the text output up to this many ports (always in ``--json``).
 LIST_PORTS = 16
+#: Longest ``--dwell-ms`` (an hour).
+MAX_DWELL_MS = 3.6e6
 
 EXAMPLES = """examples:
   pswitch schedule all-to-all --ports 16                 15 perfect matchings
@@ -64,7 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("kind", choices=KINDS, help="what the schedule connects")
-    parser.add_argument("--ports", type=int, default=16, help="switch ports (default 16)")
+    parser.add_argument(
+        "--ports", type=types.integer(2), default=16, help="switch ports (default 16)"
+    )
     parser.add_argument(
         "--mesh",
         choices=topologies.names(directed=False),
@@ -85,9 +90,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--shape", type=_shape, default=None, help="torus: ROWSxCOLS (default: most square)"
     )
     parser.add_argument(
-        "--dwell-ms", type=float, default=10.0, help="traffic time of each step, ms (default 10)"
+        "--dwell-ms",
+        type=types.number(MAX_DWELL_MS, "ms"),
+        default=10.0,
+        help="traffic time of each step, ms (default 10)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the emulated chip")
+    parser.add_argument("--seed", type=types.seed, default=0, help="seed of the emulated chip")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(run=run)
 
@@ -98,8 +106,17 @@ def _square(k: int) -> tuple[int, int]:
     return rows, k // rows
 
 
-def job_of(args: argparse.Namespace) -> Job:
-    """The ring or torus job the command line names."""
+def job_of(args: argparse.Namespace) -> Job | None:
+    """The ring or torus job the command line names (None for all-to-all), every option
+    checked against the kind."""
+    if args.kind == "all-to-all":
+        options = {"--endpoints": args.endpoints, "--spares": args.spares, "--shape": args.shape}
+        given = [name for name, value in options.items() if value]
+        if given:
+            raise SettingsError(
+                f"{given[0]} is for a ring or torus; all-to-all joins every pair of the ports"
+            )
+        return None
     ends = args.endpoints
     if ends is None:
         ends = [p for p in range(args.ports) if p not in args.spares]
@@ -119,13 +136,11 @@ def job_of(args: argparse.Namespace) -> Job:
 def schedule(args: argparse.Namespace) -> dict[str, Any]:
     """Build the schedule, run it on an emulated switch; the steps and timing as data (s)."""
     dwell_s = args.dwell_ms * 1e-3
-    if not (math.isfinite(dwell_s) and dwell_s > 0):
-        raise SettingsError(f"--dwell-ms must be > 0, got {args.dwell_ms}")
     topology = topologies.topology(args.mesh)
     if topology.kind == "feedforward" and not 2 <= args.ports <= MAX_PORTS:
         raise SettingsError(f"a {args.mesh} switch here has 2..{MAX_PORTS} ports, got {args.ports}")
     topology.check_ports(args.ports)
-    job = None if args.kind == "all-to-all" else job_of(args)
+    job = job_of(args)
     switch = Switch.emulated(ports=args.ports, mesh=args.mesh, seed=args.seed)
     fabric = switch.transport.controller.fabric
     if job is None:

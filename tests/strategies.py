@@ -107,6 +107,18 @@ def scpi_commands(draw: st.DrawFn, headers: list[str]) -> str:
     return head + (draw(st.sampled_from([" ", " ", "\t", ""])) + sep.join(args) if args else "")
 
 
+def scpi_headers(specs) -> list[str]:
+    """Every header of the commands ``specs`` (:class:`firmware.commands.Spec`), long and short,
+    with ``?`` for the query forms: what :func:`scpi_lines` takes."""
+    return [
+        name + suffix
+        for spec in specs
+        for name in (spec.header, spec.short)
+        for suffix, form in (("", spec.settable), ("?", spec.queryable))
+        if form
+    ]
+
+
 def scpi_lines(headers: list[str]) -> st.SearchStrategy[str | bytes]:
     """Lines for a device whose commands are ``headers`` (query forms ending in ``?``): mostly
     ``;``-joined commands, then any text and any bytes (ASCII or not)."""

@@ -8,7 +8,8 @@ handles its commands (:mod:`firmware.declarations`): :mod:`~firmware.controller.
 :mod:`~firmware.controller.rings` (``RING``) and :mod:`~firmware.controller.schedule`
 (``SCHedule``), on :mod:`~firmware.controller.core` (the line protocol, the state, atomic
 application of heater currents, persistence). The command reference lists the commands in
-the order of the subsystems below.
+the order of the subsystems below. :mod:`~firmware.controller.session` keeps the clients
+apart: a :class:`Session` each (error queue, ``*OPC``, overlapped operations), one device lock.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from firmware.controller.measure import MeasureCommands
 from firmware.controller.rings import RingCommands, Rings
 from firmware.controller.routes import HeaterCommands, RouteCommands
 from firmware.controller.schedule import ScheduleCommands
+from firmware.controller.session import Session
 from firmware.controller.system import SystemCommands
 from firmware.driver import ChipDriver
 from firmware.store import Store
@@ -56,4 +58,4 @@ class Controller(
         super().__init__(driver, fabric, store, calibration, n_rings, model, serial)
 
 
-__all__ = ["Controller", "Core", "Rings"]
+__all__ = ["Controller", "Core", "Rings", "Session"]

@@ -34,6 +34,7 @@ class CalibrationCommands(Core):
         errors="-221 not a feed-forward mesh, or interlock engaged; -222 its sweeps do not fit "
         "the current limit or the power budget (refused before it starts); -200 a fit failed; "
         "-240 hardware failure; -310 no store, or it failed",
+        execution="overlapped",
     )
     def run_calibration(self, save: bool) -> None:
         mesh = self.fabric.mesh if isinstance(self.fabric, FeedForwardFabric) else None

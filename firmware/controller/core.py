@@ -6,7 +6,11 @@ this package (:mod:`firmware.controller.system`, ``routes``, ``calibration``, ``
 :meth:`Core.handle` takes one line and returns the replies of its queries joined by ``;``
 (None when it has none). The whole line is parsed first; a syntax error runs nothing. Commands
 then run in order; a command that fails puts its error in the queue and stops the rest of the
-line (later commands may rely on it).
+line (later commands may rely on it). A line runs in a client's session
+(:mod:`firmware.controller.session`: its error queue, ``*OPC``, the time of its last command),
+:meth:`Core.handle` in the default one; every command runs under the device lock, one at a time,
+but an overlapped operation (``CAL:RUN``, ``RING:LOCK``) lets the others run between its
+measurement batches.
 
 Every command that can change something runs in a :meth:`Core.transaction`: a command that
 fails, whatever failed (an argument, a limit, the hardware part-way, a measurement, a fit, the
@@ -27,7 +31,7 @@ stored calibration (over any factory one) and re-applies them.
 from __future__ import annotations
 
 import contextlib
-import logging
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -35,32 +39,16 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 
 from firmware.calibration_file import CalibrationFileError
-from firmware.commands import (
-    Bound,
-    Command,
-    ErrorQueue,
-    Param,
-    ScpiError,
-    Spec,
-    format_reply,
-    parse_line,
-)
+from firmware.commands import Bound, ErrorQueue, Param, ScpiError, Spec
+from firmware.controller.session import DeviceLock, Session, current
 from firmware.declarations import bind, declarations
 from firmware.driver import ChipDriver, DriverError
 from firmware.store import Store, StoreError
 from photonics.calibration import Calibration
-from photonics.errors import (
-    FitError,
-    LimitError,
-    MatchingError,
-    PortError,
-    PswitchError,
-)
+from photonics.errors import MatchingError, PortError
 from photonics.matching import Matching
 from photonics.selfcal import CellDrive
 from photonics.switch import Fabric, SwitchPlan
-
-log = logging.getLogger(__name__)
 
 try:
     _VERSION = version("pswitch-photonics")
@@ -83,9 +71,11 @@ MACHINERY = frozenset(
         "rings",
         "idn",
         "grammar",
-        "errors",
+        "lock",
+        "default_session",
+        "busy",
+        "stepping",
         "progress",
-        "last_time_s",
         "_hw_limit_mA",
         "_hw_budget_mW",
         "_cells_cal",
@@ -167,7 +157,12 @@ class Core:
             rings=rings,
             max_current_mA=float(hw_limit.max()),
         )
-        self.errors = ErrorQueue()
+        self.lock = DeviceLock()
+        #: The session of :meth:`handle` (in process): an overlapped operation runs to the end.
+        self.default_session = Session(self, overlapped=False)
+        #: The overlapped command running now (``"CAL:RUN"``), "" when none; and its thread.
+        self.busy = ""
+        self.stepping: int | None = None
         self._unsaved: set[str] = set()  # documents the running command changed
         self._in_transaction = False
         # a stored calibration wins over the one given (the factory's)
@@ -177,7 +172,6 @@ class Core:
         self._cells_cal: tuple[Calibration, CellDrive] | None = None  # once per calibration
         self._reset_state()
         self.schedule: list[Step] = []
-        self.last_time_s = 0.0
         #: Called as ``progress(stage, done, total)`` as CAL:RUN advances (a progress bar): its
         #: ring locks, heater I-V sweeps and MZI fringes, each from ``done = 0``.
         self.progress: Callable[[str, int, int], None] | None = None
@@ -218,51 +212,20 @@ class Core:
 
     # ---- the line protocol -----------------------------------------------------------------
     def handle(self, line: str | bytes) -> str | None:
-        """Run one line; return its query replies joined by ``;`` (None without queries).
-        Every error goes to the queue, a firmware bug too (-300 naming the exception, and
-        logged); only an interrupt (``KeyboardInterrupt``, ``SystemExit``) goes through."""
-        replies = []
-        try:
-            for cmd in parse_line(line, self.grammar):  # the whole line, before anything runs
-                reply = self._run(cmd)
-                if cmd.query:
-                    replies.append(format_reply(reply))
-        except ScpiError as exc:
-            self.errors.push(exc)
-        except Exception as exc:  # a bug: the caller still gets its replies and the queue
-            log.exception("internal error on %r", line)
-            self.errors.push(ScpiError(-300, f"internal error: {type(exc).__name__}: {exc}"))
-        return ";".join(replies) if replies else None
+        """Run one line in the default session (:meth:`Session.handle
+        <firmware.controller.session.Session.handle>`); its query replies joined by ``;``, None
+        without queries."""
+        return self.default_session.handle(line)
 
-    def _run(self, cmd: Command) -> object:
-        if cmd.query:  # queries change nothing
-            return self._call(getattr(self, cmd.spec.query_handler), cmd.args)
-        before = self.driver.elapsed_s
-        try:
-            with self.transaction():
-                return self._call(getattr(self, cmd.spec.set_handler), cmd.args)
-        finally:
-            self.last_time_s = self.driver.elapsed_s - before
+    @property
+    def session(self) -> Session:
+        """The session whose command runs now (in this thread), else the default one."""
+        return current(self)
 
-    @staticmethod
-    def _call(handler: Callable[..., object], args: Sequence[object]) -> object:
-        """``handler(*args)``, its failures as :class:`ScpiError`."""
-        try:
-            return handler(*args)
-        except ScpiError:
-            raise
-        except DriverError as exc:
-            raise ScpiError(-240, str(exc)) from None
-        except LimitError as exc:
-            raise ScpiError(-222, str(exc)) from None
-        except (MatchingError, PortError) as exc:
-            raise ScpiError(-221, str(exc)) from None
-        except FitError as exc:
-            raise ScpiError(-200, f"calibration failed: {exc}") from None
-        except (StoreError, CalibrationFileError, OSError) as exc:
-            raise ScpiError(-310, f"non-volatile store: {exc}") from None
-        except PswitchError as exc:
-            raise ScpiError(-200, str(exc)) from None
+    @property
+    def errors(self) -> ErrorQueue:
+        """The error queue of :attr:`session`."""
+        return self.session.errors
 
     # ---- transactions ----------------------------------------------------------------------
     @contextlib.contextmanager
@@ -363,6 +326,7 @@ class Core:
         checked first (:meth:`_check`: -221/-222 before a row is sent): how self-calibration,
         ring locks and tracking measure. Readings in mW."""
         rows = np.asarray(rows_mA, dtype=float)
+        self._stand_aside()
         self._check(rows)
         return self.driver.measure(rows, input_field, outputs)
 
@@ -370,8 +334,16 @@ class Core:
         """The heaters' voltage read-back (V) at each row of currents, every row checked first
         as in :meth:`_measure`."""
         rows = np.asarray(rows_mA, dtype=float)
+        self._stand_aside()
         self._check(rows)
         return self.driver.voltage(rows)
+
+    def _stand_aside(self) -> None:
+        """Before a measurement batch of an overlapped operation (in its thread), let the
+        commands of other sessions that came meanwhile run (:meth:`DeviceLock.step
+        <firmware.controller.session.DeviceLock.step>`)."""
+        if self.stepping == threading.get_ident():
+            self.lock.step()
 
     def _apply(self, new: np.ndarray, plan: SwitchPlan | None, manual: bool = False) -> None:
         """Write ``new`` currents (all channels) and make ``plan`` the applied configuration."""

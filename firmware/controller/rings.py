@@ -44,6 +44,9 @@ RING_SWEEP_FSR = 1.25
 RING_HEADROOM = RING_SWEEP_FSR - 1
 #: A locked ring whose estimated error exceeds this fraction of its FWHM is reported unlocked.
 RING_LOCK_TOLERANCE = 0.25
+#: A fit of a ring's resonance whose width is outside this range of the ring's design width
+#: (in heater power) is not its resonance (fits of the ring's resonances come within 0.2 %).
+RING_WIDTH_RANGE = (0.5, 2.0)
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,9 @@ class RingCommands(Core):
     def _ring_fit(self, ring: int, center: float, step: float) -> tuple[float, float] | None:
         """Where the ring's resonance is, in heater power (mW), and its half width (mW), from
         three drop readings ``step`` apart around ``center`` (mW)
-        (:func:`~photonics.ring.lorentzian_peak`); None when they do not bracket it."""
+        (:func:`~photonics.ring.lorentzian_peak`); None when they do not bracket it, or when
+        the fit's width is not the ring's (within :data:`RING_WIDTH_RANGE`): three readings
+        far off resonance, at the photodiode's noise, can fit a peak too."""
         channel, detector = self._ring(ring)
         top = float(self._heater_power(channel, self.current_limit_mA[channel]))
         step = min(step, top / 2)
@@ -127,7 +132,10 @@ class RingCommands(Core):
         rows = np.repeat(self.driver.currents()[None], 3, axis=0)
         rows[:, channel] = self._heater_power(channel, ps, inverse=True)
         seen = self._measure(rows, self._ring_light(detector), [detector])[:, 0]
-        return lorentzian_peak(ps, seen)
+        fit = lorentzian_peak(ps, seen)
+        half_width = self.rings.fwhm_nm / self.rings.nm_per_mW / 2
+        low, high = RING_WIDTH_RANGE
+        return fit if fit is not None and low <= fit[1] / half_width <= high else None
 
     def _ring_power(self, ring: int) -> float:
         channel, _ = self._ring(ring)
@@ -158,6 +166,7 @@ class RingCommands(Core):
         example="RING:LOCK 0",
         errors="-222 no such ring, or its sweep does not fit the limits (refused before it "
         "starts); -240 no resonance seen; " + RECONFIGURE_ERRORS,
+        execution="overlapped",
     )
     def lock_ring(self, ring: int) -> None:
         self._lock(ring)

@@ -11,7 +11,8 @@ from firmware.declarations import command, query
 
 
 class SystemCommands(Core):
-    """``*IDN``, ``*RST``, ``*CLS``, ``*OPC``, ``*TST``, ``SYSTem:...`` and ``STATus:...``."""
+    """``*IDN``, ``*RST``, ``*CLS``, ``*OPC``, ``*WAI``, ``*TST``, ``SYSTem:...`` and
+    ``STATus:...``."""
 
     @query(
         "*IDN",
@@ -35,19 +36,37 @@ class SystemCommands(Core):
         self._apply(np.zeros(self.driver.n_channels), None)
         self._reset_state()
 
-    @command("*CLS", summary="Clear the error queue.", example="*CLS")
+    @command(
+        "*CLS",
+        summary="Clear the error queue (this client's).",
+        example="*CLS",
+        execution="session",
+    )
     def clear_status(self) -> None:
         self.errors.clear()
 
     @query(
         "*OPC",
         reply="1",
-        summary="Operation complete: every command runs to completion before the next is "
-        "read, so the answer is always 1.",
-        example="*OPC?",
+        summary="Operation complete: 1 once the overlapped operation this client started "
+        "(CAL:RUN, RING:LOCK) has completed, at once when there is none. Its errors are in "
+        "the queue by then.",
+        example="RING:LOCK 0;*OPC?",
+        execution="session",
     )
     def operation_complete(self) -> int:
+        self.session.wait()
         return 1
+
+    @command(
+        "*WAI",
+        summary="Wait to run the rest of the line, and the next lines, until the overlapped "
+        "operation this client started (CAL:RUN, RING:LOCK) has completed.",
+        example="RING:LOCK 0;*WAI;RING:UNL 0",
+        execution="session",
+    )
+    def wait_to_continue(self) -> None:
+        self.session.wait()
 
     @query(
         "*TST",
@@ -68,8 +87,9 @@ class SystemCommands(Core):
     @query(
         "SYSTem:ERRor",
         reply='code,"message;detail"',
-        summary="Oldest error in the queue, removing it.",
+        summary="Oldest error in the queue (this client's), removing it.",
         example="SYST:ERR?",
+        execution="session",
     )
     def next_error(self) -> str:
         e = self.errors.pop()
@@ -78,8 +98,9 @@ class SystemCommands(Core):
     @query(
         "SYSTem:ERRor:COUNt",
         reply="integer",
-        summary="Number of errors in the queue.",
+        summary="Number of errors in the queue (this client's).",
         example="SYST:ERR:COUN?",
+        execution="session",
     )
     def error_count(self) -> int:
         return len(self.errors)
@@ -169,12 +190,15 @@ class SystemCommands(Core):
     @query(
         "SYSTem:TIME",
         reply="number, s",
-        summary="Hardware time (modeled on the emulator) of the last command (not query): "
-        "heater writes, settling and detector reads; 0 when it touched no hardware, s.",
+        summary="Hardware time (modeled on the emulator) of this client's last command (not "
+        "query): heater writes, settling and detector reads; 0 when it touched no hardware, s. "
+        "An overlapped operation's counts once it has completed, with whatever other clients' "
+        "commands measured between its steps.",
         example="SYST:TIME?",
+        execution="session",
     )
     def last_time(self) -> float:
-        return self.last_time_s
+        return self.session.last_time_s
 
     @query(
         "SYSTem:TIME:TOTal",
@@ -189,11 +213,13 @@ class SystemCommands(Core):
         "STATus:OPERation",
         reply="integer",
         summary="Operation condition bits: 1 a matching is applied, 2 a schedule is running, 4 "
-        "every requested ring is locked (and at least one is).",
+        "every requested ring is locked (and at least one is), 8 an overlapped operation "
+        "(CAL:RUN, RING:LOCK: any client's) is running.",
         example="STAT:OPER?",
     )
     def operation_status(self) -> int:
-        return (self.plan is not None) | (self.running << 1) | (self.rings_locked() << 2)
+        bits = (self.plan is not None, self.running, self.rings_locked(), bool(self.busy))
+        return sum(int(b) << i for i, b in enumerate(bits))
 
     @query(
         "STATus:QUEStionable",

@@ -13,7 +13,7 @@ file that :class:`~hil.bench.Bench` reads.
 from __future__ import annotations
 
 from firmware.commands import is_query
-from firmware.controller import Rings
+from firmware.controller import Controller, Rings, Session
 from hil.bench_config import BenchConfig
 from hil.emulator.instruments import (
     LaserTSL570,
@@ -55,7 +55,7 @@ class EmulatedBench:
             "laser": Mainframe8164B(w),
             "tsl570": LaserTSL570(w),
             "pm100d": PowerMeterPM100D(w, port=0),
-            "switch": _Firmware(w),
+            "switch": SwitchFirmware(w.controller),
         }
         self.servers: dict[str, TcpServer | PtyServer] = {
             name: TcpServer(handler, host=host, faults=faults or Faults(), name=name)
@@ -103,14 +103,26 @@ class EmulatedBench:
         )
 
 
-class _Firmware:
-    """The world's switch controller as a line handler. A line with a query always gets a
-    reply line (empty when its command failed), so a client reads the error queue at once
-    instead of waiting for its timeout."""
+class SwitchFirmware:
+    """A switch controller on a line server (:mod:`hil.emulator.server`): each connection gets
+    a session of its own (:mod:`firmware.controller.session`: its error queue, ``*OPC``, its
+    overlapped operations), and the controller locks itself."""
 
-    def __init__(self, world: BenchWorld) -> None:
-        self.world = world
+    def __init__(self, controller: Controller) -> None:
+        self.controller = controller
+
+    def session(self) -> _Client:
+        return _Client(Session(self.controller))
+
+
+class _Client:
+    """One connection's session as a line handler. A line with a query always gets a reply
+    line (empty when its command failed), so a client reads the error queue at once instead of
+    waiting for its timeout; a line without one gets none."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
 
     def handle(self, line: str) -> str | None:
-        reply = self.world.controller.handle(line)
+        reply = self.session.handle(line)
         return "" if reply is None and is_query(line) else reply

@@ -4,6 +4,10 @@ A :class:`LineHandler` (an instrument emulation) gets each received line without
 and returns the reply without its terminator (``bytes`` for binary blocks such as
 ``#18<8 bytes>``), or None when the line has no reply. A server calls its handler under one lock:
 an instrument processes one command at a time, and its clients share its state and error queue.
+A handler that keeps a session per client (:class:`Sessions`, as the switch firmware does: its
+own error queue and operations) gets one for each connection, and each session's lines are
+handled without that lock (the device locks itself), so one client's long command does not
+hold the others up.
 
 :class:`TcpServer` listens on loopback (``TCPIP0::127.0.0.1::<port>::SOCKET``), a thread per
 client; :class:`PtyServer` serves the master side of a pseudo-terminal whose slave is the
@@ -48,6 +52,15 @@ class LineHandler(Protocol):
         ...
 
 
+class Sessions(Protocol):
+    """A device that keeps a session per client: a line handler of its own for each
+    connection, called without the server's lock."""
+
+    def session(self) -> LineHandler:
+        """A new client's handler."""
+        ...
+
+
 @dataclass(frozen=True)
 class Faults:
     """Misbehaviour injected by a server (times in s, counts in commands).
@@ -85,7 +98,7 @@ class _LineServer:
 
     def __init__(
         self,
-        handler: LineHandler,
+        handler: LineHandler | Sessions,
         read_termination: str,
         write_termination: str,
         faults: Faults,
@@ -135,29 +148,39 @@ class _LineServer:
     def _stop(self) -> None:
         raise NotImplementedError
 
-    def _serve_bytes(self, buffer: bytearray, data: bytes, channel: _Channel) -> bool:
-        """Append received bytes, answer every complete line; False when the channel must
-        close (``drop_after`` fired)."""
+    def _client_handler(self) -> LineHandler | None:
+        """A new client's own session of the handler, or None when the clients share it."""
+        session = getattr(self.handler, "session", None)
+        return session() if callable(session) else None
+
+    def _serve_bytes(
+        self, buffer: bytearray, data: bytes, channel: _Channel, own: LineHandler | None
+    ) -> bool:
+        """Append received bytes (to the client's own ``buffer``), answer every complete line
+        through the client's ``own`` session or the shared handler; False when the channel
+        must close (``drop_after`` fired)."""
         buffer += data
         term = self.read_termination
         while (end := buffer.find(term)) >= 0:
             raw = bytes(buffer[: min(end, MAX_LINE)])
             del buffer[: end + len(term)]
-            if not self._answer(raw.decode("utf-8", errors="replace"), channel):
+            if not self._answer(raw.decode("utf-8", errors="replace"), channel, own):
                 return False
         if len(buffer) > MAX_LINE:  # keep the head of an overlong line, drop the tail
             del buffer[MAX_LINE:]
         return True
 
-    def _answer(self, line: str, channel: _Channel) -> bool:
+    def _answer(self, line: str, channel: _Channel, own: LineHandler | None) -> bool:
         if self.read_termination == b"\n":
             line = line.removesuffix("\r")  # tolerate CRLF clients
-        with self._lock:
+        with self._lock if own is None else contextlib.nullcontext():
+            handler = self.handler if own is None else own
             try:
-                reply = self.handler.handle(line)
+                reply = handler.handle(line)
             except Exception:  # a broken emulation must not kill the instrument
                 log.exception("%s: handler failed on %r", self.name, line)
                 reply = None
+        with self._lock:
             faults = self._faults
             swallow = reply is not None and self._swallow_left > 0
             if swallow:
@@ -241,7 +264,7 @@ class TcpServer(_LineServer):
 
     def __init__(
         self,
-        handler: LineHandler,
+        handler: LineHandler | Sessions,
         host: str = "127.0.0.1",
         port: int = 0,
         read_termination: str = "\n",
@@ -333,10 +356,10 @@ class TcpServer(_LineServer):
             thread.start()
 
     def _client_loop(self, client: _Client) -> None:
-        buffer = bytearray()
+        buffer, own = bytearray(), self._client_handler()
         try:
             while data := client.sock.recv(65536):
-                if not self._serve_bytes(buffer, data, client):
+                if not self._serve_bytes(buffer, data, client, own):
                     break
         except OSError:
             pass  # reset by the peer, or closed by stop()
@@ -380,7 +403,7 @@ class PtyServer(_LineServer):
 
     def __init__(
         self,
-        handler: LineHandler,
+        handler: LineHandler | Sessions,
         read_termination: str = "\n",
         write_termination: str = "\n",
         faults: Faults = Faults(),  # frozen: safe to share
@@ -424,6 +447,7 @@ class PtyServer(_LineServer):
 
     def _loop(self) -> None:
         master, wake, buffer = self._master, self._wake_r, bytearray()
+        own = self._client_handler()  # the serial line is one client
         assert master is not None
         while True:
             ready, _, _ = select.select([master.fd, wake], [], [])
@@ -435,6 +459,6 @@ class PtyServer(_LineServer):
                 time.sleep(0.01)
                 continue
             try:
-                self._serve_bytes(buffer, data, master)
+                self._serve_bytes(buffer, data, master, own)
             except OSError:
                 log.exception("%s: cannot write to the pty", self.name)

@@ -13,16 +13,26 @@ bytes of every file in the store's directory) as a :class:`SwitchState` of plain
 (``write``, every row of ``measure`` and ``voltage``) is checked against the controller's own
 limits at that moment (per-channel current limit, power budget, interlock); the rows over them
 are counted, none should ever be.
+
+:func:`inject` makes one fault happen once inside a ``with`` block: the store's fsync fails as
+on a full disk, a heater write fails part-way, or a detector read fails.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Literal
+from unittest import mock
 
 import numpy as np
 
 from firmware.controller import Controller
+from firmware.driver import DriverError
 from photonics.calibration import Calibration
 
 
@@ -152,3 +162,56 @@ def watch_limits(c: Controller) -> LimitWatch:
 
     driver.write, driver.measure, driver.voltage = watched_write, watched_measure, watched_voltage
     return watch
+
+
+Fault = Literal["store", "driver", "measurement"]
+#: The faults :func:`inject` makes, and the code a command that meets one fails with.
+FAULT_CODES: dict[Fault, int] = {"store": -310, "driver": -240, "measurement": -240}
+
+
+@dataclass
+class Injected:
+    """Whether the fault :func:`inject` armed has happened."""
+
+    fired: bool = False
+
+
+@contextlib.contextmanager
+def inject(c: Controller, fault: Fault | None, after: int = 0) -> Iterator[Injected]:
+    """``fault`` once in the body, at its ``after``-th chance (0: the first): ``store``, the
+    ``after``-th ``os.fsync`` fails with ENOSPC (0: the new file's, so the old one stays; 1: the
+    directory's, after the new file was renamed into place); ``driver``, the next heater write
+    applies its first ``after`` channels and fails (:attr:`EmulatedDriver.fail_after
+    <firmware.driver.EmulatedDriver>`); ``measurement``, the ``after``-th call of the driver's
+    ``measure`` raises :class:`DriverError`. None: no fault."""
+    injected, calls, driver = Injected(), [0], c.driver
+
+    def armed(real):
+        def call(*args, **kwargs):
+            calls[0] += 1
+            if not injected.fired and calls[0] > after:
+                injected.fired = True
+                if fault == "store":
+                    raise OSError(errno.ENOSPC, "No space left on device")
+                raise DriverError("detector read failed")
+            return real(*args, **kwargs)
+
+        return call
+
+    if fault == "store":
+        with mock.patch("os.fsync", armed(os.fsync)):
+            yield injected
+    elif fault == "measurement":
+        driver.measure = armed(measure := driver.measure)
+        try:
+            yield injected
+        finally:
+            driver.measure = measure
+    elif fault == "driver":
+        driver.fail_after = after
+        try:
+            yield injected
+        finally:
+            injected.fired, driver.fail_after = driver.fail_after is None, None
+    else:
+        yield injected

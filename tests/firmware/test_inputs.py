@@ -9,16 +9,10 @@ from hypothesis import given
 from firmware.commands import MESSAGES
 from firmware.controller.schedule import MAX_SCHEDULE_STEPS
 from firmware.sdk import Switch
-from tests.strategies import scpi_lines
+from tests.strategies import scpi_headers, scpi_lines
 
 SWITCH = Switch.emulated(ports=4, seed=0, rings=True)
-HEADERS = [
-    name + suffix
-    for spec in SWITCH.transport.controller.grammar
-    for name in (spec.header, spec.short)
-    for suffix, form in (("", spec.settable), ("?", spec.queryable))
-    if form
-]
+HEADERS = scpi_headers(SWITCH.transport.controller.grammar)
 
 
 @given(scpi_lines(HEADERS))

@@ -134,3 +134,17 @@ def test_a_command_that_succeeds_leaves_every_locked_ring_on_resonance(seed, lin
             c.errors.clear()
         elif not line.startswith("SYST"):  # a command that tracks the rings
             assert _locked_rings_on_resonance(c), (line, _true_error(c), list(c.ring_step))
+
+
+def test_a_ring_set_far_off_resonance_is_not_reported_locked_and_is_locked_again() -> None:
+    # once: after HEAT:CURR 17,9 moved locked ring 1 14 FWHM off resonance, RING:STAT? 1 still
+    # said locked: a three-point fit of the photodiode's noise passed for the resonance
+    sw, c = _switch(ports=4, seed=0)
+    sw.connect([(0, 1)])
+    sw.lock_ring(1)
+    sw.set_heater(c.rings.channels[1], 9.0)  # by hand
+    assert _true_error(c)[1] > 10
+    assert not any(sw.ring_status(1)[0] for _ in range(20))  # each reads the noise anew
+    assert sw.status()["ring_drifted"]
+    sw.connect([(0, 2), (1, 3)])  # a reconfiguration re-centres the locked rings
+    assert _locked_rings_on_resonance(c) and sw.ring_status(1)[0]

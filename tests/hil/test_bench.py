@@ -141,7 +141,7 @@ def test_pswitch_serve_runs_the_bench_in_another_process(tmp_path) -> None:
 def test_pswitch_serve_refuses_a_size_it_cannot_serve() -> None:
     assert PSWITCH is not None
     done = subprocess.run(
-        [PSWITCH, "serve", "--ports", "6", "--seconds", "0"], capture_output=True, text=True
+        [PSWITCH, "serve", "--ports", "6", "--seconds", "1"], capture_output=True, text=True
     )
     assert done.returncode == 2
     assert "4 or 8-port" in done.stderr and "Traceback" not in done.stderr
@@ -207,7 +207,7 @@ def test_a_remote_client_verifies_a_route_on_the_switchs_own_detectors() -> None
             laser.set_power_mW(1.0)
             laser.on()
             OpticalSwitch(mainframe).select(0)
-            s.write("ROUT:MATC 0,5,1,2,3,7,4,6;RING:LOCK 5")  # its output ring on the laser
+            s.write("ROUT:MATC 0,5,1,2,3,7,4,6;RING:LOCK 5;*WAI")  # its output ring on the laser
             mw = np.array([float(x) for x in s.query("MEAS:POW:ALL?").split(",")])
             dbm = np.array([float(x) for x in s.query("MEAS:POW:ALL? DBM").split(",")])
             loss_db = float(s.query("ROUT:PATH? 0").split(",")[1])

@@ -15,9 +15,8 @@ from importlib.metadata import entry_points
 import numpy as np
 import pytest
 
-from firmware.commands import is_query
-from firmware.controller import Controller
 from firmware.sdk import Switch, SwitchError
+from hil.emulator.bench import SwitchFirmware
 from hil.emulator.server import MAX_LINE, Faults, PtyServer, TcpServer
 from hil.errors import ConnectionLostError, InstrumentError, InstrumentTimeoutError
 from hil.visa import Session, open_transport, resource_lock
@@ -118,7 +117,10 @@ def test_other_terminations(echo: Echo) -> None:
 def test_threads_never_get_each_others_replies(server: TcpServer) -> None:
     shared = Session(server.resource)
     own = Session(server.resource.replace("TCPIP0::", "TCPIP::"))  # same resource, other form
+    # sessions on one serial line share a lock (one per resource, in canonical form); a
+    # socket session has a connection and a lock of its own
     assert resource_lock(shared.resource) is resource_lock(own.resource)
+    assert shared._lock is not own._lock
     wrong: list[tuple[str, str]] = []
 
     def work(k: int) -> None:
@@ -292,22 +294,10 @@ def test_server_survives_garbage_long_lines_and_handler_bugs(server: TcpServer) 
 
 
 # ---- the switch firmware end to end ----------------------------------------------------------
-class _Firmware:
-    """The switch firmware as a line handler. A query line that fails gets an empty reply,
-    as from the in-process transport (no reply at all would cost the client a timeout)."""
-
-    def __init__(self, controller: Controller) -> None:
-        self.controller = controller
-
-    def handle(self, line: str) -> str | None:
-        reply = self.controller.handle(line)
-        return "" if reply is None and is_query(line) else reply
-
-
 def test_switch_open_over_tcp_end_to_end() -> None:
     assert {"TCPIP", "ASRL"} <= {ep.name for ep in entry_points(group="pswitch.transports")}
     emulated = Switch.emulated(ports=8, seed=0)
-    with TcpServer(_Firmware(emulated.transport.controller), name="switch") as srv:
+    with TcpServer(SwitchFirmware(emulated.transport.controller), name="switch") as srv:
         with Switch.open(srv.resource) as sw:
             assert isinstance(sw.transport, Session)
             assert sw.ports == 8

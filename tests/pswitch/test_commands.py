@@ -110,29 +110,6 @@ def test_route_on_recirculating_meshes_reports_paths_and_isolation() -> None:
     assert six["worst_isolation_db"] >= 25  # every 6x6 permutation is, at the typical figures
 
 
-@pytest.mark.parametrize(
-    ("args", "words"),
-    [
-        (["route", "0-9"], "port 9 is out of range: ports are 0..7 (--ports sets the switch size)"),
-        (["route", "0-1", "1-2"], "port 1 is in two pairs"),
-        (["route", "2-2"], "port 2 is paired with itself"),
-        (["route", "0-x"], "a pair is two ports joined by '-'"),
-        (["route"], "give either pairs"),
-        (["route", "--perm", "1,1"], "output 1 is used twice"),
-        (["route", "--perm", "1,0", "--ports", "8"], "this request needs 2 ports"),
-        (["route", "0-1", "--mesh", "switch6x6"], "give --perm"),
-        (["route", "--perm", "1,0", "--mesh", "hexagonal"], "give pairs"),
-        (["route", "0-1", "--ports", "1000"], "a clements switch has 2..256 ports"),
-        (
-            ["route", "0-1", "--ports", "40", "--mesh", "hexagonal"],
-            "a hexagonal switch has 4..32 ports, got 40",
-        ),
-    ],
-)
-def test_route_refuses_bad_requests(args: list[str], words: str) -> None:
-    assert_refused(run(*args), words)
-
-
 # ---- schedule ------------------------------------------------------------------------------
 
 
@@ -165,22 +142,6 @@ def test_schedule_text_reports_the_duty_cycle_on_a_hexagonal_switch() -> None:
     assert done.returncode == 0, done.stderr
     assert "ring on an emulated 8-port hexagonal switch" in done.stdout
     assert "0-2 4-6" in done.stdout and "duty cycle" in done.stdout
-
-
-@pytest.mark.parametrize(
-    ("args", "words"),
-    [
-        (["torus", "--ports", "7"], "needs rows and columns >= 2, got 1x7"),
-        (["torus", "--ports", "16", "--shape", "3x5"], "rows x cols = 16 accelerators"),
-        (["ring", "--dwell-ms", "0"], "--dwell-ms must be > 0"),
-        (["ring", "--ports", "8", "--endpoints", "0,9"], "uses port 9"),
-        (["ring", "--endpoints", "1,x"], "ports separated by commas"),
-        (["all-to-all", "--ports", "1000"], "2..64 ports"),
-        (["mesh"], "invalid choice: 'mesh'"),
-    ],
-)
-def test_schedule_refuses_bad_input(args: list[str], words: str) -> None:
-    assert_refused(run("schedule", *args), words)
 
 
 # ---- calibrate -----------------------------------------------------------------------------
@@ -223,25 +184,6 @@ def test_calibrate_a_served_bench_over_visa_writes_a_calibration_that_routes(
     assert not (tmp_path / "again.json").exists()
 
 
-@pytest.mark.parametrize(
-    ("args", "words"),
-    [
-        (["--bench", "/no/such/bench.json"], "cannot read bench config /no/such/bench.json"),
-        ([], "the following arguments are required: --bench"),
-    ],
-)
-def test_calibrate_refuses_a_missing_config(args: list[str], words: str) -> None:
-    assert_refused(run("calibrate", *args), words)
-
-
-def test_calibrate_refuses_an_output_folder_that_does_not_exist(tmp_path) -> None:
-    config = tmp_path / "bench.json"
-    config.write_text('{"schema": "pswitch.bench", "version": 1, "heater_driver": "x"}')
-    done = run("calibrate", "--bench", str(config), "-o", str(tmp_path / "no" / "cal.json"))
-    assert_refused(done, "folder")
-    assert not (tmp_path / "no").exists()
-
-
 # ---- bench ---------------------------------------------------------------------------------
 
 
@@ -261,17 +203,8 @@ def test_bench_runs_a_benchmark_and_gathers_its_figures_as_json() -> None:
     assert lossless["infidelity_refined"] <= lossless["infidelity_naive"]
 
 
-@pytest.mark.parametrize(
-    ("args", "words", "code"),
-    [
-        (["nosuch"], "unknown benchmark 'nosuch': known failover", 2),
-        (["router", "thermal", "--args=--json"], "--args goes to one benchmark", 2),
-        (["--dir", "/no/such/dir"], "no benchmarks folder at /no/such/dir", 2),
-        (["programming", "--args=--bogus"], "programming failed (exit 2)", 2),
-    ],
-)
-def test_bench_refuses_bad_input(args: list[str], words: str, code: int) -> None:
-    assert_refused(run("bench", *args), words, code)
+def test_bench_passes_on_the_exit_code_of_a_benchmark_that_refuses_its_options() -> None:
+    assert_refused(run("bench", "programming", "--args=--bogus"), "programming failed (exit 2)")
 
 
 # ---- every subcommand ----------------------------------------------------------------------

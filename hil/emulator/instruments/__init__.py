@@ -11,7 +11,8 @@ per family, as the drivers in :mod:`hil.instruments`:
   :class:`LaserTSL570`;
 - :mod:`~hil.emulator.instruments.qontrol`: :class:`QontrolQ8iv`, on Qontrol's own line protocol.
 
-The pswitch switch controller is ``world.controller`` itself (``world.controller.handle``).
+The pswitch switch controller is ``world.controller`` itself, served with a session per
+connection by :class:`hil.emulator.bench.SwitchFirmware`.
 """
 
 from hil.emulator.instruments.lasers import LaserTSL570, Mainframe8164B

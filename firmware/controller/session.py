@@ -1,0 +1,235 @@
+"""Sessions: the clients of one switch, each with its own error queue, ``*OPC`` and time of
+its last command, and the lock that lets them share the device.
+
+A :class:`Session` runs the lines of one client: a network connection (one session each,
+``hil.emulator.bench.SwitchFirmware``) or the controller's default session, which
+:meth:`Core.handle <firmware.controller.core.Core.handle>` uses in process. The commands
+declared ``execution="session"`` (``*CLS``, ``*OPC?``, ``*WAI``, ``SYST:ERR?``,
+``SYST:ERR:COUN?``, ``SYST:TIME?``) act on the calling session alone, which their handlers
+reach as ``controller.session``. Every other command runs under the controller's
+:class:`DeviceLock`: one at a time, whoever sent it, in the order they came.
+
+Overlapped operations (declared ``execution="overlapped"``: ``CAL:RUN``, ``RING:LOCK``) take
+from tens of milliseconds to seconds, and do not hold the lock all that time: before each of
+their measurement batches (``Core._measure``, ``Core._voltage``) they let the commands that
+came meanwhile run (:meth:`DeviceLock.step`), so another client waits about one batch (a
+millisecond on the emulator). While one runs (``controller.busy`` names it):
+
+- every session's queries answer, reading the state as the operation left it at its last
+  step: the rings it has locked so far, the heaters it has written; the new calibration once it
+  has completed. If it fails, everything goes back at once, under the lock (its transaction);
+- every session's set commands fail with -221 naming it (``CAL:RUN in progress``), but the
+  session's own (``*CLS``, ``*WAI``);
+- on a network session it runs in a thread of its own and the line goes on at once (an
+  overlapped command of IEEE 488.2): ``*WAI`` and ``*OPC?`` wait for it, and its errors and
+  its hardware time are its session's when it completes. The in-process default session runs
+  it to completion before the next command, as if ``*WAI`` followed it (an interrupt then
+  rolls it back like any failure);
+- a line holds at most one overlapped command (-223 before anything on it runs), so no line
+  queues a series of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from firmware.calibration_file import CalibrationFileError
+from firmware.commands import Command, ErrorQueue, ScpiError, format_reply, parse_line
+from firmware.driver import DriverError
+from firmware.store import StoreError
+from photonics.errors import FitError, LimitError, MatchingError, PortError, PswitchError
+
+if TYPE_CHECKING:
+    from firmware.controller.core import Core
+
+log = logging.getLogger(__name__)
+_running = threading.local()  # .session: the session whose line this thread runs
+
+
+def current(controller: Core) -> Session:
+    """The session whose command this thread runs on ``controller``; else its default one."""
+    session = getattr(_running, "session", None)
+    return (
+        session
+        if session is not None and session.controller is controller
+        else (controller.default_session)
+    )
+
+
+class DeviceLock:
+    """One holder at a time, first come first served. The holder may :meth:`step` aside:
+    those who came meanwhile run, then it has the lock back. Not re-entrant."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: deque[int] = deque()  # threads: the holder, then those waiting in order
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if me in self._queue:
+                raise RuntimeError("the device lock is not re-entrant")
+            self._queue.append(me)
+            try:
+                self._cond.wait_for(lambda: self._queue[0] == me)
+            except BaseException:  # interrupted while waiting: out of the queue
+                self._queue.remove(me)
+                self._cond.notify_all()
+                raise
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._queue.popleft()
+            self._cond.notify_all()
+
+    def step(self) -> None:
+        """Let those waiting run, then take the lock back (the holder; a no-op for others)."""
+        me = threading.get_ident()
+        with self._cond:
+            if len(self._queue) < 2 or self._queue[0] != me:
+                return
+            self._queue.rotate(-1)  # the holder to the back of the queue
+            self._cond.notify_all()
+            interrupted: BaseException | None = None
+            while self._queue[0] != me:  # interrupted or not, the holder goes on with the lock
+                try:
+                    self._cond.wait()
+                except BaseException as exc:
+                    interrupted = exc
+            if interrupted is not None:
+                raise interrupted
+
+
+class Session:
+    """One client of ``controller`` (see the module docstring): its own :attr:`errors`, the
+    hardware time of its last command (:attr:`last_time_s`, s) and the overlapped operation it
+    started. ``overlapped``: such an operation runs in a thread of its own while the session
+    goes on (a network client), else to completion in the calling thread (in process)."""
+
+    def __init__(self, controller: Core, overlapped: bool = True) -> None:
+        self.controller = controller
+        self.overlapped = overlapped
+        self.errors = ErrorQueue()
+        self.last_time_s = 0.0
+        self._operation: threading.Thread | None = None
+
+    def handle(self, line: str | bytes) -> str | None:
+        """Run one line; return its query replies joined by ``;`` (None without queries).
+        The whole line is parsed first; a command that fails puts its error in this session's
+        queue and stops the rest of the line. Every error goes to the queue, a firmware bug too
+        (-300 naming the exception, and logged); only an interrupt (``KeyboardInterrupt``,
+        ``SystemExit``) goes through."""
+        replies: list[str] = []
+        with self._serving(line):
+            commands = parse_line(line, self.controller.grammar)  # before anything runs
+            overlapped = [c.spec.short for c in commands if c.spec.execution == "overlapped"]
+            if len(overlapped) > 1:
+                raise ScpiError(
+                    -223, f"{', '.join(overlapped)}: at most one overlapped command a line"
+                )
+            for cmd in commands:
+                reply = self._run(cmd)
+                if cmd.query:
+                    replies.append(format_reply(reply))
+        return ";".join(replies) if replies else None
+
+    def wait(self) -> None:
+        """Return when the overlapped operation this session started (if any) has completed
+        (``*WAI``, ``*OPC?``)."""
+        if self._operation is not None:
+            self._operation.join()
+
+    @contextlib.contextmanager
+    def _serving(self, what: object) -> Iterator[None]:
+        """Run the body as this session (``controller.session`` in this thread), its errors
+        into this session's queue."""
+        previous = getattr(_running, "session", None)
+        _running.session = self
+        try:
+            yield
+        except ScpiError as exc:
+            self.errors.push(exc)
+        except Exception as exc:  # a bug: the caller still gets its replies and the queue
+            log.exception("internal error on %r", what)
+            self.errors.push(ScpiError(-300, f"internal error: {type(exc).__name__}: {exc}"))
+        finally:
+            _running.session = previous
+
+    def _run(self, cmd: Command) -> object:
+        c, spec = self.controller, cmd.spec
+        handler = getattr(c, spec.query_handler if cmd.query else spec.set_handler)
+        if spec.execution == "session":
+            return call(handler, cmd.args)
+        if cmd.query:  # queries change nothing
+            with c.lock:
+                return call(handler, cmd.args)
+        with c.lock:
+            if c.busy:
+                raise ScpiError(
+                    -221, f"{c.busy} in progress: nothing else changes until it completes"
+                )
+            if spec.execution == "device":
+                return self._execute(handler, cmd.args)
+            c.busy = spec.short  # reserved, before the rest of the line runs
+        if not self.overlapped:
+            return self._operate(handler, cmd.args)
+        self._operation = threading.Thread(
+            target=self._in_background, args=(handler, cmd.args), name=spec.short, daemon=True
+        )
+        try:
+            self._operation.start()
+        except BaseException:  # no thread: the reservation must not outlive it
+            c.busy = ""
+            raise
+        return None
+
+    def _in_background(self, handler: Callable[..., object], args: Sequence[object]) -> None:
+        with self._serving(handler.__name__):
+            self._operate(handler, args)
+
+    def _operate(self, handler: Callable[..., object], args: Sequence[object]) -> object:
+        """Run the overlapped command reserved in ``controller.busy``: under the lock, stepping
+        aside before each measurement batch."""
+        c = self.controller
+        try:
+            with c.lock:
+                c.stepping = threading.get_ident()
+                return self._execute(handler, args)
+        finally:
+            c.stepping, c.busy = None, ""
+
+    def _execute(self, handler: Callable[..., object], args: Sequence[object]) -> object:
+        """A set command's handler in a transaction (all or nothing), its hardware time kept
+        for ``SYST:TIME?``."""
+        c = self.controller
+        before = c.driver.elapsed_s
+        try:
+            with c.transaction():
+                return call(handler, args)
+        finally:
+            self.last_time_s = c.driver.elapsed_s - before
+
+
+def call(handler: Callable[..., object], args: Sequence[object]) -> object:
+    """``handler(*args)``, its failures as :class:`ScpiError`."""
+    try:
+        return handler(*args)
+    except ScpiError:
+        raise
+    except DriverError as exc:
+        raise ScpiError(-240, str(exc)) from None
+    except LimitError as exc:
+        raise ScpiError(-222, str(exc)) from None
+    except (MatchingError, PortError) as exc:
+        raise ScpiError(-221, str(exc)) from None
+    except FitError as exc:
+        raise ScpiError(-200, f"calibration failed: {exc}") from None
+    except (StoreError, CalibrationFileError, OSError) as exc:
+        raise ScpiError(-310, f"non-volatile store: {exc}") from None
+    except PswitchError as exc:
+        raise ScpiError(-200, str(exc)) from None

@@ -1,0 +1,126 @@
+"""Bad command lines for every ``pswitch`` subcommand, each with words its one-line refusal
+holds: run by tests/pswitch/test_bad_input.py in process and by benchmarks/bench_cli.py through
+the real command. Each runs in a folder holding :data:`FILES` (made by :func:`prepare`), which
+must hold nothing else afterwards: a refusal writes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: The files a case may name, by name: contents (None: a folder).
+FILES: dict[str, str | None] = {
+    "partial.json": '{"schema": "pswitch.bench", "version": 1, "ports": 4}',
+    "broken.json": '{"schema": "pswitch.bench", "vers',
+    "exists.txt": "a file",
+    "folder": None,
+}
+
+#: (arguments, words the refusal holds)
+CASES: list[tuple[list[str], str]] = [
+    # the command itself
+    ([], "required: COMMAND"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["--bogus", "demo"], "unrecognized arguments: --bogus"),
+    # demo
+    (["demo", "--seed", "-1"], "--seed: needs an integer >= 0, got -1"),
+    (["demo", "--seed", "1.5"], "--seed: needs an integer >= 0, got '1.5'"),
+    (["demo", "--ports", "7"], "ports must be even and in 4..32, got 7"),
+    (["demo", "--ports", "1"], "--ports: needs an integer >= 2, got 1"),
+    (["demo", "--ports", "40"], "ports must be even and in 4..32, got 40"),
+    (["demo", "--ports", "10" * 20], "ports must be even and in 4..32"),
+    (["demo", "--ports", "nan"], "--ports: needs an integer >= 2, got 'nan'"),
+    (["demo", "--mesh", "torus"], "--mesh: invalid choice: 'torus'"),
+    (["demo", "--mesh", "switch6x6"], "--mesh: invalid choice: 'switch6x6'"),
+    (["demo", "--plots", "exists.txt"], "exists.txt is a file; give a folder"),
+    (["demo", "--plots", "exists.txt/plots"], "is not a folder"),
+    (["demo", "--plots", "p", "--no-plots"], "--no-plots: not allowed with argument --plots"),
+    (["demo", "--json", "extra"], "unrecognized arguments: extra"),
+    # serve
+    (["serve", "--seconds", "-5"], "--seconds: needs a number of seconds > 0"),
+    (["serve", "--seconds", "nan"], "--seconds: needs a number of seconds > 0"),
+    (["serve", "--seconds", "inf"], "--seconds: needs a number of seconds > 0 and <= 1e+09"),
+    (["serve", "--config", "/nonexistent/dir/b.json"], "folder /nonexistent/dir does not exist"),
+    (["serve", "--config", "folder"], "folder is a folder; give a file name"),
+    (["serve", "--config", "exists.txt/b.json"], "is not a folder"),
+    (["serve", "--host", "999.1.1.1"], "--host: cannot serve on '999.1.1.1'"),
+    (["serve", "--host", "x" * 300], "--host: cannot serve on"),
+    (["serve", "--ports", "5"], "got 5"),
+    (["serve", "--seed", "-3"], "--seed: needs an integer >= 0, got -3"),
+    # route
+    (["route"], "give either pairs"),
+    (["route", "0-9"], "port 9 is out of range: ports are 0..7 (--ports sets the switch size)"),
+    (["route", "0-x"], "a pair is two ports joined by '-'"),
+    (["route", "2-2"], "port 2 is paired with itself"),
+    (["route", "0-1", "1-2"], "port 1 is in two pairs"),
+    (["route", "--perm", "1,1"], "output 1 is used twice"),
+    (["route", "--perm", "a,b"], "a permutation is output ports separated by commas"),
+    (["route", "0-1", "--perm", "1,0"], "give either pairs"),
+    (["route", "--perm", "1,0", "--ports", "8"], "this request needs 2 ports"),
+    (["route", "--perm", "1,0", "--mesh", "hexagonal"], "give pairs"),
+    (["route", "0-1", "--ports", "1000"], "a clements switch has 2..256 ports, got 1000"),
+    (["route", "0-1", "--ports", "-4"], "a clements switch has 2..256 ports, got -4"),
+    (["route", "0-1", "--ports", "1e9"], "--ports: invalid int value: '1e9'"),
+    (["route", "0-1", "--mesh", "nosuch"], "--mesh: invalid choice: 'nosuch'"),
+    (["route", "0-1", "--mesh", "switch6x6"], "give --perm"),
+    (["route", "0-1", "--mesh", "hexagonal", "--ports", "40"], "a hexagonal switch has 4..32"),
+    # schedule
+    (["schedule"], "required: kind"),
+    (["schedule", "mesh"], "invalid choice: 'mesh'"),
+    (["schedule", "all-to-all", "--shape", "4x4"], "--shape is for a ring or torus"),
+    (["schedule", "all-to-all", "--spares", "3"], "--spares is for a ring or torus"),
+    (["schedule", "all-to-all", "--endpoints", "0,1"], "--endpoints is for a ring or torus"),
+    (["schedule", "ring", "--shape", "2x4"], "--shape is for a torus"),
+    (["schedule", "torus", "--shape", "4by4"], "a torus shape is ROWSxCOLS"),
+    (["schedule", "torus", "--ports", "16", "--shape", "3x5"], "rows x cols = 16 accelerators"),
+    (["schedule", "torus", "--ports", "7"], "needs rows and columns >= 2, got 1x7"),
+    (["schedule", "ring", "--ports", "8", "--endpoints", "0,9"], "uses port 9"),
+    (["schedule", "ring", "--dwell-ms", "0"], "--dwell-ms: needs a number of ms > 0"),
+    (["schedule", "ring", "--dwell-ms=-inf"], "--dwell-ms: needs a number of ms > 0"),
+    (["schedule", "ring", "--dwell-ms", "1e300"], "--dwell-ms: needs a number of ms > 0"),
+    (["schedule", "ring", "--endpoints", "1,x"], "ports separated by commas"),
+    (["schedule", "all-to-all", "--ports", "1000"], "2..64 ports"),
+    (["schedule", "all-to-all", "--ports", "0"], "--ports: needs an integer >= 2, got 0"),
+    (["schedule", "ring", "--mesh", "hexagonal", "--ports", "40"], "a hexagonal switch has 4..32"),
+    (["schedule", "ring", "--seed", "-1"], "--seed: needs an integer >= 0, got -1"),
+    # calibrate
+    (["calibrate"], "required: --bench"),
+    (["calibrate", "--bench", "partial.json"], "missing field(s) heater_driver, power_meter"),
+    (["calibrate", "--bench", "broken.json"], "broken.json"),
+    (["calibrate", "--bench", "/no/such/bench.json"], "cannot read bench config /no/such"),
+    (["calibrate", "--bench", "folder"], "cannot read bench config folder"),
+    (["calibrate", "--bench", "partial.json", "-o", "/nonexistent/c.json"], "does not exist"),
+    (["calibrate", "--bench", "partial.json", "-o", "folder"], "folder is a folder"),
+    # layout
+    (["layout", "--png", "/nonexistent/dir/x.png"], "folder /nonexistent/dir does not exist"),
+    (["layout", "-o", "/nonexistent/dir/x.gds"], "folder /nonexistent/dir does not exist"),
+    (["layout", "-o", "folder"], "folder is a folder; give a file name"),
+    (["layout", "--mesh", "ring", "--ports", "8"], "--ports is for a mesh"),
+    (["layout", "--mesh", "ring", "--no-pads"], "--no-pads is for feed-forward meshes"),
+    (["layout", "--mesh", "hexagonal", "--no-pads"], "--no-pads is for feed-forward meshes"),
+    (["layout", "--ports", "1000"], "--ports: needs an integer in 2..128, got 1000"),
+    (["layout", "--ports", "1"], "--ports: needs an integer in 2..128, got 1"),
+    (["layout", "--mesh", "switch6x6", "--ports", "8"], "a switch6x6 switch has 6 ports, got 8"),
+    (["layout", "--mesh", "nosuch"], "--mesh: invalid choice: 'nosuch'"),
+    # bench
+    (["bench", "nosuch"], "unknown benchmark 'nosuch': known failover"),
+    (["bench", "--dir", "/no/such"], "no benchmarks folder at /no/such"),
+    (["bench", "router", "thermal", "--args=--json"], "--args goes to one benchmark"),
+    (["bench", "--list", "router"], "--list lists every benchmark and stops"),
+    (["bench", "router", '--args="unclosed'], "No closing quotation"),
+]
+
+
+def prepare(folder: Path) -> None:
+    """Make :data:`FILES` in ``folder``."""
+    for name, text in FILES.items():
+        if text is None:
+            (folder / name).mkdir()
+        else:
+            (folder / name).write_text(text)
+
+
+def leftovers(folder: Path) -> list[str]:
+    """What is in ``folder`` besides :data:`FILES` (and in its subfolder), sorted."""
+    found = {str(p.relative_to(folder)) for p in folder.rglob("*")}
+    return sorted(found - set(FILES))
