@@ -225,8 +225,7 @@ def test_every_query_answers_sensibly_between_the_steps_of_an_operation() -> Non
     ]
     owner, other = Session(c), Session(c)
     for operation in ("CAL:RUN", "RING:LOCK 3"):
-        owner.handle(operation)
-        _while_running(c, operation.split()[0])
+        owner.handle(operation)  # reserved before it returns: busy, or already done
         rounds = 0
         while c.busy and rounds < 50:
             for line in queries:
