@@ -64,6 +64,12 @@ class SelfCalibration:
     methods: tuple[str, ...]  # "probe-below", "probe-above", "direct-top" or "direct-bottom"
     measurements: int
 
+    def __repr__(self) -> str:
+        return (
+            f"<SelfCalibration: {len(self.methods)} MZIs fitted from {self.measurements} "
+            f"detector readings; {self.calibration!r}>"
+        )
+
 
 def internal_heaters(cal: Calibration, n_mzis: int) -> Heaters:
     """The MZIs' internal heaters (channels 0 .. n_mzis - 1) as the calibration describes them."""
