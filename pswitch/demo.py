@@ -411,11 +411,13 @@ def _feedforward_mesh_figure(mesh: Any, theta: np.ndarray, plan: SwitchPlan) -> 
     fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * columns + 2), max(3.0, 0.4 * n + 1)))
     for mode in range(n):  # the waveguides
         ax.plot([-1, columns], [mode, mode], color="0.85", lw=1, zorder=0)
-    lit = [c.source for c in plan.circuits]
-    colours = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(len(lit), 1)))
-    for colour, source in zip(colours, lit, strict=False):
-        x, y = zip(*route[source], strict=True)
-        ax.plot(x, y, color=colour, lw=2.5, alpha=0.8, zorder=1)
+    # one colour per pair: its two circuits (a -> b, b -> a) carry the same link
+    pairs = plan.matching.pairs
+    colours = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(len(pairs), 1)))
+    for colour, pair in zip(colours, pairs, strict=True):
+        for source in pair:
+            x, y = zip(*route[source], strict=True)
+            ax.plot(x, y, color=colour, lw=2.5, alpha=0.8, zorder=1, gid=f"light {source}")
     for k in range(mesh.n_mzis):
         ax.plot(
             [mesh.columns[k]] * 2,
@@ -434,7 +436,7 @@ def _feedforward_mesh_figure(mesh: Any, theta: np.ndarray, plan: SwitchPlan) -> 
             Line2D([], [], color="tab:orange", lw=4, label="cross"),
             Line2D([], [], color="grey", lw=4, label="on a circuit"),
             Line2D([], [], color="grey", lw=1.2, label="parked"),
-            Line2D([], [], color=colours[0], lw=2.5, label="a circuit's light"),
+            Line2D([], [], color=colours[0], lw=2.5, label="a pair's light (one colour)"),
         ],
         loc="upper left",
         bbox_to_anchor=(1.01, 1),
