@@ -15,7 +15,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 Progress = Callable[[str, int, int], None]
@@ -63,6 +64,16 @@ def progress_bar() -> Progress:
                 del bars[stage]
 
     return update
+
+
+@contextmanager
+def stage(progress: Progress, name: str) -> Iterator[None]:
+    """A one-step stage ``name``: its bar, with its running clock, shown while the block runs."""
+    progress(name, 0, 1)
+    try:
+        yield
+    finally:
+        progress(name, 1, 1)
 
 
 def within(step: str, progress: Progress) -> Progress:
