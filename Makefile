@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 	@touch $@
 
 $(WARM): $(STAMP) $(wildcard photonics/_*kernel*.py) photonics/warm.py
+	@echo "compiling the numba kernels once, into numba's on-disk cache (up to a minute):"
 	$(BIN)/python -m pswitch.warm
 	@touch $@
 

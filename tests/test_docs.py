@@ -84,3 +84,18 @@ def test_every_package_is_marked_typed_and_ships_the_marker() -> None:
     assert sorted(packages) == ["firmware", "hil", "layouts", "photonics", "pswitch"]
     assert [p for p in packages if not (root / p / "py.typed").is_file()] == []
     assert "py.typed" in config["tool"]["setuptools"]["package-data"]["*"]
+
+
+def test_the_tutorials_install_lines_are_the_makefiles() -> None:
+    """The tutorial's install by hand installs the extras the Makefile installs and warms the
+    compiled kernels the same way."""
+    root = Path(__file__).resolve().parents[1]
+    makefile = (root / "Makefile").read_text()
+    tutorial = (root / "docs" / "tutorial.md").read_text()
+    extras = re.search(
+        r"^\t\$\(BIN\)/python -m pip install --quiet -e '(\.\[[^\]]*\])'", makefile, re.M
+    )
+    assert extras is not None
+    assert f".venv/bin/pip install -e '{extras.group(1)}'" in tutorial
+    assert "\t$(BIN)/python -m pswitch.warm" in makefile
+    assert ".venv/bin/python -m pswitch.warm" in tutorial
