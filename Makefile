@@ -1,9 +1,13 @@
 # Two-command quick start: `make demo` and `make test`. Both create .venv when
 # missing and (re)install only when pyproject.toml changed since the last install.
+# The install also compiles the numba kernels into numba's on-disk cache
+# (photonics/__pycache__, next to the sources of this editable install), so no command
+# compiles on first use; that warm-up runs again when a kernel's source changes.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.pswitch-installed
+WARM := $(VENV)/.pswitch-warm
 
 .PHONY: demo test test-all lint bench docs clean
 
@@ -13,7 +17,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,layout]'
 	@touch $@
 
-demo: $(STAMP)
+$(WARM): $(STAMP) $(wildcard photonics/_*kernel*.py) photonics/warm.py
+	@echo "compiling the numba kernels once, into numba's on-disk cache (up to a minute):"
+	$(BIN)/python -m pswitch.warm
+	@touch $@
+
+demo: $(WARM)
 	$(BIN)/pswitch demo
 
 lint: $(STAMP)
@@ -21,11 +30,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-test: lint
+test: lint $(WARM)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q
 
 # Everything, the tests marked slow included (longer fuzzing, whole-bench runs).
-test-all: lint
+test-all: lint $(WARM)
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q -m ""
 
 # The command reference is generated from the grammar; a test checks it is current.
@@ -34,7 +43,7 @@ docs: $(STAMP)
 	$(BIN)/python -m pswitch.reference docs/cli.md
 
 # Peers for the side-by-side benchmarks live in the optional `bench` extra.
-$(VENV)/.pswitch-bench: $(STAMP)
+$(VENV)/.pswitch-bench: $(WARM)
 	$(BIN)/python -m pip install --quiet -e '.[dev,layout,bench]'
 	@touch $@
 

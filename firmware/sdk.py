@@ -190,6 +190,15 @@ class Switch:
             )
         return cls(factory(resource))
 
+    def __repr__(self) -> str:
+        """Asks the switch its model and calibration state (says so when it cannot)."""
+        try:
+            model = self.idn().split(",")[1]
+            state = "calibrated" if self.calibration()["calibrated"] else "not calibrated"
+        except (PswitchError, OSError, IndexError) as exc:
+            return f"<Switch: {self.ports} ports; state unreadable: {exc}>"
+        return f"<Switch {model}: {self.ports} ports, {state}>"
+
     def close(self) -> None:
         self.transport.close()
 

@@ -187,12 +187,12 @@ class Bench:
     def calibrate(
         self,
         path: str | os.PathLike[str] | None = None,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> Calibration:
         """Self-calibrate the chip through the bench (the firmware's ``CAL:RUN``: heater I-V
         read-back, then each MZI's fringe on the power meter), write it to ``path``
-        atomically when given, and keep it for the other routines. ``progress(done, total)``
-        after each MZI."""
+        atomically when given, and keep it for the other routines. ``progress(stage, done,
+        total)`` as it advances (:attr:`~firmware.controller.Controller.progress`)."""
         self.controller.progress = progress
         try:
             self.firmware.calibrate(save=False)

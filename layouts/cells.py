@@ -1,6 +1,7 @@
 """Leaf cells: the heated MZI, the heated add-drop microring, bond pads, metal wires.
 
-Every cell is built with gdsfactory's generic PDK (activated by :func:`activate`). Lengths in um;
+Every cell is built with gdsfactory's generic PDK, active only while a builder runs
+(:func:`generic_pdk`: the caller's active PDK, or none, is back afterwards). Lengths in um;
 the database unit is 1 nm, so every coordinate here is a whole number of nm.
 
 The heated MZI (:func:`heated_mzi`) is the 2x2 element of :mod:`photonics.mzi`: an input
@@ -17,9 +18,13 @@ between columns of a mesh are straight:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 import gdsfactory as gf
+import gdsfactory.pdk
 import klayout.db as kdb
 from gdsfactory.gpdk import LAYER
 
@@ -35,10 +40,35 @@ DBU_UM = 0.001
 ELEMENT_PREFIXES = ("mzi_", "cell_", "ring_")
 
 
-@functools.cache
-def activate() -> None:
-    """Activate gdsfactory's generic PDK (once per process); every builder calls this."""
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@contextmanager
+def generic_pdk() -> Iterator[None]:
+    """gdsfactory's generic PDK active inside the block, and the PDK that was active before (or
+    none) active again after it: building a layout leaves the caller's PDK alone."""
+    # read the module's global: gf.get_active_pdk() would activate one when none is
+    previous = gdsfactory.pdk._ACTIVE_PDK
     gf.gpdk.PDK.activate()
+    try:
+        yield
+    finally:
+        if previous is None:
+            gdsfactory.pdk._ACTIVE_PDK = None
+        elif gdsfactory.pdk._ACTIVE_PDK is not previous:
+            previous.activate(force=True)
+
+
+def with_generic_pdk(builder: Callable[P, R]) -> Callable[P, R]:
+    """``builder`` run inside :func:`generic_pdk` (every public builder of the package)."""
+
+    @functools.wraps(builder)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        with generic_pdk():
+            return builder(*args, **kwargs)
+
+    return run
 
 
 def clear_cache() -> None:
@@ -101,9 +131,9 @@ class MZICellSettings:
         return 2 * coupler + 2 * self.spacer_um + self.heater_length_um
 
 
+@with_generic_pdk
 def heated_mzi(settings: MZICellSettings | None = None) -> gf.Component:
     """The heated 2x2 MZI (ports and geometry in the module docstring); cached per settings."""
-    activate()
     return _heated_mzi(settings or MZICellSettings())
 
 
@@ -170,9 +200,9 @@ class PadSettings:
             )
 
 
+@with_generic_pdk
 def bond_pad(size_um: float = 60.0) -> gf.Component:
     """A square bond pad of side ``size_um`` on the routing metal, centred on (0, 0)."""
-    activate()
     return gf.components.pad(size=(size_um, size_um), layer=METAL, port_orientations=None)
 
 
@@ -204,12 +234,12 @@ class RingCellSettings:
         _positive("bus_length_um", self.bus_length_um)
 
 
+@with_generic_pdk
 def heated_ring(radius_um: float, gap_um: float) -> gf.Component:
     """gdsfactory's heated add-drop ring of radius ``radius_um`` (um): ports ``o1`` in and ``o2``
     through on the bus below the ring, ``o3`` drop and ``o4`` add on the bus above it (light
     circulating counter-clockwise leaves westward); heater terminals ``l_e4`` and ``r_e4``
     (south-facing via-stack tops)."""
-    activate()
     return gf.components.ring_double_heater(radius=radius_um, gap=gap_um)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import shapely
 from gdsfactory.get_netlist import SmartPortMatcher
 
-from layouts.cells import DBU_UM, ELEMENT_PREFIXES, METAL
+from layouts.cells import DBU_UM, ELEMENT_PREFIXES, METAL, with_generic_pdk
 from layouts.graph import OPEN, CircuitGraph, GraphDifference, compare, connection
 from layouts.meshes import MeshLayout, Net, Probe
 from photonics.errors import SettingsError
@@ -42,6 +42,7 @@ def is_element(name: str) -> bool:
     return name.startswith(ELEMENT_PREFIXES)
 
 
+@with_generic_pdk
 def extract_graph(component: gf.Component) -> CircuitGraph:
     """The element-level graph of ``component``'s top cell.
 
@@ -132,6 +133,7 @@ def metal_regions(component: gf.Component) -> list[kdb.Polygon]:
     return list(region.merged().each())
 
 
+@with_generic_pdk
 def metal_check(layout: MeshLayout) -> MetalCheck:
     """Locate every expected terminal on the merged metal and name what differs from
     ``layout.nets``: two nets on one region (short), a net on several regions or a terminal on
@@ -214,6 +216,7 @@ class LayoutCheck:
         ]
 
 
+@with_generic_pdk
 def check_layout(layout: MeshLayout) -> LayoutCheck:
     """Extract ``layout``'s graph and compare it with its model; check its metal."""
     t0 = time.perf_counter()
@@ -223,6 +226,7 @@ def check_layout(layout: MeshLayout) -> LayoutCheck:
     return LayoutCheck(diff, metal, t1 - t0, time.perf_counter() - t1)
 
 
+@with_generic_pdk
 def layout_transfer(
     graph: CircuitGraph,
     mesh: FeedForwardMesh,

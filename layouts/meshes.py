@@ -34,12 +34,12 @@ from layouts.cells import (
     MZICellSettings,
     PadSettings,
     RingCellSettings,
-    activate,
     bond_pad,
     check_ring,
     heated_mzi,
     heated_ring,
     wire,
+    with_generic_pdk,
 )
 from layouts.graph import (
     CircuitGraph,
@@ -137,6 +137,7 @@ class _Terminal:
     y: float
 
 
+@with_generic_pdk
 def feedforward_layout(
     mesh: FeedForwardMesh,
     settings: LayoutSettings | None = None,
@@ -149,7 +150,6 @@ def feedforward_layout(
     check catches it); the returned layout's ``model`` is the mesh's own graph either way. Every
     connection must join an east-facing port to a west-facing port further east.
     """
-    activate()
     s = settings or LayoutSettings()
     if not isinstance(mesh, FeedForwardMesh):
         raise SettingsError(f"expected a FeedForwardMesh, got {type(mesh).__name__}")
@@ -395,12 +395,12 @@ def _link_shape(
     return (round(s - tangent, 3), round(radius, 3), round(turn, 6), round(t - tangent, 3))
 
 
+@with_generic_pdk
 def waveguide_mesh_layout(
     mesh: WaveguideMesh, settings: LayoutSettings | None = None
 ) -> MeshLayout:
     """The layout of a recirculating mesh (see the module docstring). Heater terminals are not
     wired (``settings.pads`` is not used): each is its own piece of metal, ready for a bump."""
-    activate()
     s = settings or LayoutSettings()
     if not isinstance(mesh, WaveguideMesh):
         raise SettingsError(f"expected a WaveguideMesh, got {type(mesh).__name__}")
@@ -447,6 +447,7 @@ def waveguide_mesh_layout(
 # --- rings ---------------------------------------------------------------------------------
 
 
+@with_generic_pdk
 def ring_layout(
     ring: MicroRing | None = None,
     settings: RingCellSettings | None = None,
@@ -454,7 +455,6 @@ def ring_layout(
 ) -> MeshLayout:
     """A heated add-drop ring ``ring_0`` of the model's radius, its bus ends as circuit ports
     ``in``, ``through``, ``drop``, ``add``, and its heater terminals wired to two pads below."""
-    activate()
     model = check_ring(ring or MicroRing())
     s = settings or RingCellSettings()
     pad = pads or PadSettings()

@@ -15,6 +15,7 @@ import gdsfactory as gf
 import klayout.db as kdb
 import klayout.lay as klay
 
+from layouts.cells import with_generic_pdk
 from layouts.meshes import MeshLayout
 from photonics.errors import InvalidInputError
 
@@ -22,6 +23,7 @@ from photonics.errors import InvalidInputError
 NAME_PROPERTY = 0
 
 
+@with_generic_pdk
 def write_gds(layout: MeshLayout, path: str | Path) -> Path:
     """Write ``layout`` (its top cell and everything below) as GDSII to ``path``."""
     out = Path(path)
@@ -29,6 +31,7 @@ def write_gds(layout: MeshLayout, path: str | Path) -> Path:
     return out
 
 
+@with_generic_pdk
 def render_png(gds: str | Path, png: str | Path, width_px: int = 1600) -> Path:
     """Render the top cell of the GDS file ``gds`` to the PNG ``png``, ``width_px`` wide (the
     height follows the die's aspect ratio, at least 200 px), headless."""
@@ -41,7 +44,7 @@ def render_png(gds: str | Path, png: str | Path, width_px: int = 1600) -> Path:
     view.load_layout(str(gds_path))
     with tempfile.TemporaryDirectory() as tmp:
         lyp = Path(tmp) / "layers.lyp"
-        gf.get_active_pdk().get_layer_views().to_lyp(lyp)
+        gf.gpdk.PDK.get_layer_views().to_lyp(lyp)
         view.load_layer_props(str(lyp))
     view.set_config("background-color", "#ffffff")
     view.set_config("grid-visible", "false")

@@ -73,6 +73,14 @@ class Calibration:
     rings: tuple[RingTuning, ...] = field(default=())
     phase_fitted: np.ndarray | None = None
 
+    def __repr__(self) -> str:
+        fitted = self.p_pi_mW.size if self.phase_fitted is None else int(self.phase_fitted.sum())
+        crosstalk = "with" if self.crosstalk is not None else "no"
+        return (
+            f"<Calibration {self.chip_id!r}: {self.p_pi_mW.size} heaters ({fitted} phase-fitted), "
+            f"{len(self.rings)} rings, {crosstalk} crosstalk, created {self.created}>"
+        )
+
     def __post_init__(self) -> None:
         if not isinstance(self.chip_id, str) or not self.chip_id:
             raise SettingsError(f"chip_id must be a non-empty string, got {self.chip_id!r}")

@@ -84,6 +84,13 @@ class Chip(EmulatedChip):
         K, n = self.mesh.n_mzis, self.mesh.n
         super().__init__(spec, K, 2 * K + n)
 
+    def __repr__(self) -> str:
+        rings = ", output rings" if self.spec.output_rings else ""
+        return (
+            f"<Chip {self.mesh.kind}: {self.n_ports} ports, {self.mesh.n_mzis} MZIs, "
+            f"{self.n_heaters} heaters{rings}, seed {self.spec.seed}>"
+        )
+
     def _more_heaters(
         self, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching
+from photonics.progress import Progress
 from photonics.routing import Router, RouteResult, requests_for
 
 
@@ -48,6 +49,7 @@ def all_to_all_cover(
     endpoints: Sequence[int],
     attempts: int = 8,
     isolation_db: float | None = None,
+    progress: Progress | None = None,
 ) -> Cover:
     """Fewest routable matchings (as found) joining every pair of ``endpoints`` (edge ports).
 
@@ -58,6 +60,9 @@ def all_to_all_cover(
     ``isolation_db`` (dB; None: any): a matching counts only when its predicted worst isolation
     (:attr:`RouteResult.isolation_db`) reaches it. A round that routes but falls short drops
     its worst-isolated path's pair until it reaches it; the dropped pairs are packed as above.
+
+    ``progress`` (:mod:`photonics.progress`) follows the rounds tried (all ``attempts`` of
+    them, done early when a relabeling leaves no pair out) and the packing.
     """
     if isolation_db is not None and not np.isfinite(isolation_db):
         raise SettingsError(f"isolation_db must be finite or None, got {isolation_db!r}")
@@ -67,9 +72,12 @@ def all_to_all_cover(
         return result.ok and (isolation_db is None or result.isolation_db >= isolation_db)
 
     best: tuple[list[tuple[Matching, RouteResult]], list[tuple[int, int]], int] | None = None
+    rounds = attempts * (n - 1)
     for shift in range(attempts):
         good, left, short = [], [], 0
-        for m in round_robin(n, shift):
+        for r, m in enumerate(round_robin(n, shift)):
+            if progress is not None:
+                progress("all-to-all cover: circle-method rounds", shift * (n - 1) + r, rounds)
             pairs, result = list(m.pairs), router.route(requests_for(m, endpoints))
             if result.ok:
                 while pairs and not fits(result):  # only isolation can fall short here
@@ -89,8 +97,10 @@ def all_to_all_cover(
         if not left:
             break
     assert best is not None
+    if progress is not None:
+        progress("all-to-all cover: circle-method rounds", rounds, rounds)
     good, left, short = best
-    extra, unroutable = _pack(router, endpoints, left, n, fits)
+    extra, unroutable = _pack(router, endpoints, left, n, fits, progress)
     why = "did not route" if isolation_db is None else f"did not route at >= {isolation_db} dB"
     note = (
         f"optimal: {n - 1} perfect matchings"
@@ -104,12 +114,16 @@ def all_to_all_cover(
     return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note, tuple(unroutable))
 
 
-def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int, fits):
+def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int, fits, progress):
     """Greedy: fill a matching with pairs that still route with it (``fits`` its result);
     repeat. Returns the matchings and the pairs that route with nothing."""
     out, unroutable = [], []
     pending = list(pairs)
     while pending:
+        if progress is not None:
+            progress(
+                "all-to-all cover: packing left-out pairs", len(pairs) - len(pending), len(pairs)
+            )
         taken: list[tuple[int, int]] = []
         used: set[int] = set()
         result = None
@@ -126,4 +140,6 @@ def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int, fits):
             unroutable.append(pending.pop(0))
             continue
         out.append((Matching(taken, n), result))
+    if progress is not None and pairs:
+        progress("all-to-all cover: packing left-out pairs", len(pairs), len(pairs))
     return out, unroutable

@@ -91,6 +91,12 @@ class MeshChip(EmulatedChip):
         self.endpoints = _endpoints(mesh, endpoints)
         super().__init__(spec or MeshChipSpec(), mesh.n_cells, mesh.n_cells)
 
+    def __repr__(self) -> str:
+        return (
+            f"<MeshChip {self.mesh.kind}: {self.n_ports} endpoints, {self.mesh.n_cells} cells, "
+            f"seed {self.spec.seed}>"
+        )
+
     @property
     def n_ports(self) -> int:
         """Number of switch endpoints (photodiodes)."""

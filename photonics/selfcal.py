@@ -39,6 +39,7 @@ from photonics.feedforward import FeedForwardMesh
 from photonics.fits import fit_crosstalk, fit_crosstalk_model, fit_fringe, fit_heater_resistance
 from photonics.matching import Permutation
 from photonics.mzi import arm_phases
+from photonics.progress import Progress, steps
 from photonics.thermal import (
     DEFAULT_P_PI_MW,
     Heaters,
@@ -62,6 +63,12 @@ class SelfCalibration:
     calibration: Calibration
     methods: tuple[str, ...]  # "probe-below", "probe-above", "direct-top" or "direct-bottom"
     measurements: int
+
+    def __repr__(self) -> str:
+        return (
+            f"<SelfCalibration: {len(self.methods)} MZIs fitted from {self.measurements} "
+            f"detector readings; {self.calibration!r}>"
+        )
 
 
 def internal_heaters(cal: Calibration, n_mzis: int) -> Heaters:
@@ -256,7 +263,7 @@ def calibrate_mesh(
     chip_id: str = "chip",
     nominal_p_pi_mW: float = DEFAULT_P_PI_MW,
     sweep_points: int = 41,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     prior: Calibration | None = None,
     iv_group: int = IV_GROUP,
 ) -> SelfCalibration:
@@ -265,7 +272,8 @@ def calibrate_mesh(
     ``max_current_mA`` bounds every current used; the I-V sweep drives ``iv_group`` heaters at
     a time (fewer under a tight power budget). Heaters whose phase no photodiode can see
     here (input and output phase shifters) keep ``nominal_p_pi_mW`` and bias 0, flagged in
-    ``phase_fitted``. ``progress(done, total)`` is called after each MZI. Raises
+    ``phase_fitted``. ``progress`` (:mod:`photonics.progress`) follows the heater I-V sweeps
+    and the MZI fringes. Raises
     :class:`FitError` when a fringe has no contrast or the heater cannot reach a full period
     (P_pi more than half the power at ``max_current_mA``).
 
@@ -277,7 +285,7 @@ def calibrate_mesh(
     sweep = np.linspace(0, max_current_mA, 9)
     # I-V sweeps of a group of heaters at a time, so the chip's power budget is never exceeded
     volts = np.empty((sweep.size, n_heaters))
-    for start in range(0, n_heaters, iv_group):
+    for start in steps("heater I-V sweeps", range(0, n_heaters, iv_group), progress):
         group = slice(start, min(start + iv_group, n_heaters))
         rows = np.zeros((sweep.size, n_heaters))
         rows[:, group] = sweep[:, None]
@@ -295,7 +303,7 @@ def calibrate_mesh(
     p_pi_fit = np.full(n_heaters, nominal_p_pi_mW)
     bias_fit = np.zeros(n_heaters)
     methods = []
-    for k in range(mesh.n_mzis):
+    for k in steps("MZI fringes", range(mesh.n_mzis), progress):
         powers = np.linspace(rig.floor, p_max, sweep_points)
         seen = rig.sweep(base, k, powers, int(mesh.modes[k]))
         loudest = int(np.argmax(np.ptp(seen, axis=0)))
@@ -309,8 +317,6 @@ def calibrate_mesh(
         p_pi_fit[k], bias_fit[k] = p_pi, np.mod(bias, 2 * np.pi)
         methods.append(method)
         base[k] = rig.current(k, _park(bias, p_pi, p_max))
-        if progress is not None:
-            progress(k + 1, mesh.n_mzis)
     calibration = Calibration(
         chip_id=chip_id,
         p_pi_mW=p_pi_fit,
@@ -337,6 +343,7 @@ def calibrate_crosstalk(
     max_current_mA: float,
     radius_um: float = 120.0,
     sweep_points: int = 41,
+    progress: Progress | None = None,
 ) -> Calibration:
     """Thermal crosstalk among the MZIs' internal heaters, by pairwise aggressor/victim sweeps.
 
@@ -350,7 +357,8 @@ def calibrate_crosstalk(
     :func:`fit_crosstalk`, and the published distance law fitted to them robustly
     (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks the victim's
     light through the warmed mesh around it, which spoils a few pairs. Returns ``calibration``
-    with ``crosstalk`` set (internal heaters only).
+    with ``crosstalk`` set (internal heaters only). ``progress`` (:mod:`photonics.progress`)
+    follows the victims.
     """
     n_mzis, H = mesh.n_mzis, calibration.n_heaters
     a_fit, c_fit = calibration.a_ohm_per_mA2, calibration.c_ohm
@@ -364,7 +372,7 @@ def calibrate_crosstalk(
     pos = np.asarray(positions_um, dtype=float)[:n_mzis]
     distance = np.linalg.norm(pos[:, None, :] - pos[None, :, :], axis=-1)
     measured = np.zeros((n_mzis, n_mzis), bool)
-    for v in range(n_mzis):
+    for v in steps("crosstalk sweeps", range(n_mzis), progress):
         rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points)
         m, p_pi = int(mesh.modes[v]), calibration.p_pi_mW[v]
         on_path = (mesh.columns < mesh.columns[v]) & ((mesh.modes == m) | (mesh.modes + 1 == m))
@@ -403,17 +411,22 @@ def self_calibrate(
     max_current_mA: float,
     positions_um: np.ndarray | None = None,
     chip_id: str = "chip",
+    progress: Progress | None = None,
 ) -> SelfCalibration:
     """The whole procedure: :func:`calibrate_mesh`; then, given the heaters' layout
     ``positions_um`` ((H, 2) um), :func:`calibrate_crosstalk` and a second
     :func:`calibrate_mesh` with that crosstalk compensated (whose biases no longer carry the
-    neighbours' warmth)."""
-    first = calibrate_mesh(mesh, measure, voltage, n_heaters, max_current_mA, chip_id)
+    neighbours' warmth). ``progress`` follows each of them."""
+    first = calibrate_mesh(
+        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, progress=progress
+    )
     if positions_um is None:
         return first
-    coupled = calibrate_crosstalk(mesh, measure, first.calibration, positions_um, max_current_mA)
+    coupled = calibrate_crosstalk(
+        mesh, measure, first.calibration, positions_um, max_current_mA, progress=progress
+    )
     second = calibrate_mesh(
-        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, prior=coupled
+        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, progress=progress, prior=coupled
     )
     return replace(second, measurements=first.measurements + second.measurements)
 

@@ -36,6 +36,7 @@ from photonics.errors import MatchingError, ShapeError
 from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching, Permutation
 from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
+from photonics.progress import Progress
 from photonics.routing import Router, requests_for
 from photonics.waveguide_mesh import BAR, CROSS, through
 from photonics.waveguide_mesh import trace as trace_mesh
@@ -147,12 +148,15 @@ class Fabric(Protocol):
         ...
 
     def all_to_all_cover(
-        self, attempts: int = 8, isolation_db: float | None = None
+        self,
+        attempts: int = 8,
+        isolation_db: float | None = None,
+        progress: Progress | None = None,
     ) -> Cover | None:
         """The fabric's own search for matchings that join every pair of endpoints once, for
         when the circle method's rounds do not all plan (``attempts`` relabelings; keeping only
-        matchings whose predicted isolation reaches ``isolation_db``, dB); None when it has
-        none."""
+        matchings whose predicted isolation reaches ``isolation_db``, dB; ``progress`` as in
+        :mod:`photonics.progress`); None when it has none."""
         ...
 
 
@@ -194,7 +198,12 @@ class FeedForwardFabric:
     def rerouter(self, current: SwitchPlan) -> Rerouter:
         return FeedForwardRerouter(self, current)
 
-    def all_to_all_cover(self, attempts: int = 8, isolation_db: float | None = None) -> None:
+    def all_to_all_cover(
+        self,
+        attempts: int = 8,
+        isolation_db: float | None = None,
+        progress: Progress | None = None,
+    ) -> None:
         """None: the mesh realizes every matching, so the circle method needs no other search
         (and no isolation is predicted)."""
         return None
@@ -252,13 +261,16 @@ class MeshFabric:
         return MeshRerouter(self, current)
 
     def all_to_all_cover(
-        self, attempts: int = 8, isolation_db: float | None = None
+        self,
+        attempts: int = 8,
+        isolation_db: float | None = None,
+        progress: Progress | None = None,
     ) -> Cover | None:
         """The router's cover (:func:`~photonics.covers.all_to_all_cover`) for an even number
         of endpoints; None for an odd number."""
         if self.n_ports % 2:
             return None
-        return all_to_all_cover(self.router, self.endpoints, attempts, isolation_db)
+        return all_to_all_cover(self.router, self.endpoints, attempts, isolation_db, progress)
 
 
 def _directed(pairs: Sequence[Pair]) -> list[Pair]:

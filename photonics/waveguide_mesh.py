@@ -72,6 +72,12 @@ class WaveguideMesh:
     face_centers_um: np.ndarray | None = None
     edge_port_positions_um: np.ndarray | None = None
 
+    def __repr__(self) -> str:
+        return (
+            f"<WaveguideMesh {self.kind}: {self.n_ports} edge ports, {self.n_cells} cells, "
+            f"{self.n_links} links, {self.unit_length_um:g} um edges>"
+        )
+
     def __post_init__(self) -> None:
         pos = finite("cell_positions_um", self.cell_positions_um)
         if pos.ndim != 2 or pos.shape[1] != 2:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from photonics.errors import SettingsError
 from pswitch import args as types
+from pswitch.progress import progress_bar, stage
 
 #: Where the benchmarks are in a source checkout (``pswitch/benchmarks.py`` -> ``benchmarks/``).
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -100,10 +101,12 @@ def run(args: argparse.Namespace) -> int:
     if extra and len(names) != 1:
         raise SettingsError("--args goes to one benchmark: name exactly one")
     figures = {}
+    tick = progress_bar()
     for name in names:
         print(f"== {name}: {_summary(scripts[name])}", file=sys.stderr, flush=True)
         command = [sys.executable, str(scripts[name]), *extra, *(["--json"] if args.json else [])]
-        done = subprocess.run(command, stdout=subprocess.PIPE if args.json else None, text=True)
+        with stage(tick, f"bench {name}"):  # a running clock while the benchmark works
+            done = subprocess.run(command, stdout=subprocess.PIPE if args.json else None, text=True)
         if done.returncode != 0:
             print(f"pswitch bench: {name} failed (exit {done.returncode})", file=sys.stderr)
             return done.returncode

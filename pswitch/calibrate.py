@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from photonics import levels
 from pswitch import args as types
-from pswitch.progress import progress_bar
+from pswitch.progress import progress_bar, within
 from pswitch.verification import VERIFY_ISOLATION_DB
 
 if TYPE_CHECKING:  # the bench is imported when the command runs, not with its parser
@@ -65,11 +65,12 @@ def calibrate(config: BenchConfig, output: str, verify: bool) -> dict[str, Any]:
 
     from firmware.fabric import all_to_all
     from hil.bench import Bench
+    from photonics.progress import steps
 
     with Bench(config) as bench:
         update = progress_bar()
         t0 = time.perf_counter()
-        cal = bench.calibrate(output, progress=lambda done, total: update("calibrate", done, total))
+        cal = bench.calibrate(output, progress=within("calibrate", update))
         fitted = cal.p_pi_mW if cal.phase_fitted is None else cal.p_pi_mW[cal.phase_fitted]
         result: dict[str, Any] = {
             "bench": {"ports": config.ports, "mesh": config.mesh, "chip_id": config.chip_id},
@@ -79,13 +80,17 @@ def calibrate(config: BenchConfig, output: str, verify: bool) -> dict[str, Any]:
             "heaters": int(cal.p_pi_mW.size),
             "phase_fitted": int(fitted.size),
             "p_pi_mW": [float(np.min(fitted)), float(np.median(fitted)), float(np.max(fitted))],
-            "rings_locked": [bench.lock_ring(r)[0] for r in range(len(config.ring_channels))],
+            "rings_locked": [
+                bench.lock_ring(r)[0]
+                for r in steps("ring locks", range(len(config.ring_channels)), update)
+            ],
             "verify_isolation_db": VERIFY_ISOLATION_DB,
             "matchings": [],
         }
         if verify:
             t0 = time.perf_counter()
-            for m in all_to_all(bench.controller.fabric).matchings:
+            cover = all_to_all(bench.controller.fabric, progress=update)
+            for m in steps("all-to-all on the meter", cover.matchings, update):
                 check = bench.verify(m)
                 result["matchings"].append(
                     {

@@ -93,6 +93,19 @@ def _print_demo(r: dict[str, Any]) -> None:
     for step in r["timeline"]:
         print(f"   {step['step']:<18} {step['compute_s']:12.4f} s {step['modeled_s']:16.4f} s")
     print(f"   {'published failover':<18} {'':>14} {r['published_failover_s']:16.4f} s")
+    print(
+        "   compute: measured on this machine (the firmware's work and the emulated chip's physics)"
+    )
+    print("   modeled hardware: the emulated heaters' writes and settling and the detectors' reads")
+    compiled = r["compiled_on_first_use"]
+    if compiled["kernels"]:
+        print(
+            f"   compiled on first use, before step 1 and not counted above: "
+            f"{compiled['kernels']} kernel signatures in {compiled['seconds']:.1f} s (numba's "
+            f"cache was cold; the install step warms it: python -m pswitch.warm)"
+        )
+    else:
+        print("   compiled on first use: 0 s (every kernel came from numba's on-disk cache)")
     if r["plots"]:
         print("6. plots: " + ", ".join(r["plots"].values()))
 

@@ -8,7 +8,10 @@ registered topology whose endpoints send and receive on one port.
 2. compute an all-to-all schedule of matchings and apply each, verified by measured powers;
 3. run a training step as a schedule, one matching per parallelism phase, and its duty cycle;
 4. fail an accelerator, splice in a spare, verify the new circuit and the untouched ones;
-5. a timeline of compute time (measured here) and modeled hardware time for each step;
+5. a timeline of each step: its compute time, measured on this machine (the firmware's work
+   and the emulated chip's physics, in this process; never numba's compilation, which is done
+   before the first step and reported apart), and its modeled hardware time (what the
+   emulated heater driver, thermal settling and detectors take: a real switch's time);
 6. plots (PNG): the mesh's cell states, the measured power matrix, a ring lock trace (rings
    exist on feed-forward chips only: a separate 4-port Clements switch) and the failover
    timeline.
@@ -22,8 +25,8 @@ predicted insertion loss.
 
 from __future__ import annotations
 
+import textwrap
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,8 @@ from photonics import levels, topologies
 from photonics.errors import SettingsError
 from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
 from photonics.switch import MeshFabric, SwitchPlan
+from photonics.warm import compiling, warm
+from pswitch.progress import Progress, within
 from pswitch.verification import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
 
 #: Published swap of a failed accelerator and job restart, s (LUMION ~1 s, Morphlux 1.2 s).
@@ -45,8 +50,6 @@ PUBLISHED_FAILOVER_S = 1.0
 UNTOUCHED_DB = 0.1
 #: Communication time of each parallelism phase of the training step, s.
 PHASE_DWELL_S = 0.010
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,13 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     """Run the scenario; the results as data (times s, powers dB). ``progress(stage, done,
     total)`` is called as each stage advances."""
     tick = progress or (lambda stage, done, total: None)
+
+    # numba's kernels before any step is timed: loaded from the on-disk cache the install
+    # filled, else compiled here (and reported apart)
+    tick("loading compiled kernels", 0, 1)
+    with compiling() as compiled:
+        warm()
+    tick("loading compiled kernels", 1, 1)
     n = settings.ports
     feed_forward = topologies.topology(settings.mesh).kind == "feedforward"
     # CAL:RUN is a feed-forward procedure (photonics.selfcal): the firmware refuses it on a
@@ -139,7 +149,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     steps: list[dict[str, Any]] = []
 
     # 1. calibration through the detectors
-    controller.progress = lambda done, total: tick("calibrate", done, total)
+    controller.progress = within("calibrate", tick)
     t0 = time.perf_counter()
     try:
         hw, refused = switch.calibrate(save=False), None
@@ -155,11 +165,14 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     # on a recirculating mesh keep only matchings predicted at the router's isolation target:
     # a plain cover accepts detours that leak (down to 18 dB measured at 16 ports)
     floor = None if feed_forward else DEFAULT_ISOLATION_TARGET_DB
-    schedule = all_to_all(controller.fabric, isolation_db=floor)
+    schedule = all_to_all(
+        controller.fabric, isolation_db=floor, progress=within("all-to-all", tick)
+    )
     compute = time.perf_counter() - t0
     hw, verified, worst_iso, worst_loss_error, first_P = 0.0, 0, None, 0.0, None
     unverified: list[dict[str, Any]] = []
     for k, plan in enumerate(schedule.plans):
+        tick("all-to-all: apply and verify", k, schedule.size)
         t0, start = time.perf_counter(), controller.driver.elapsed_s
         controller.apply_plan(plan)
         compute += time.perf_counter() - t0
@@ -172,7 +185,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
         worst_loss_error = max(
             worst_loss_error, *(abs(r["loss_db"] - r["predicted_loss_db"]) for r in rows)
         )
-        tick("all-to-all", k + 1, schedule.size)
+        tick("all-to-all: apply and verify", k + 1, schedule.size)
     all_to_all_result = {
         "matchings": schedule.size,
         "verified": verified,
@@ -185,6 +198,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     steps.append({"step": "all-to-all", "compute_s": compute, "modeled_s": hw})
 
     # 3. a training step: one matching per parallelism phase, run as a schedule
+    tick("training step", 0, 1)
     job = job_for(n)
     phases = job_matchings(job, n)
     t0 = time.perf_counter()
@@ -201,6 +215,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     tick("training step", 1, 1)
 
     # 4. an accelerator fails: splice in a spare, verify new and untouched circuits
+    tick("failover", 0, 1)
     switch.connect(phases[0])
     before = {r["source"]: r for r in check_circuits(switch)[1]}
     failed = job.endpoints[len(job.endpoints) // 2]
@@ -257,13 +272,16 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
         "failover": failover_result,
         "timeline": steps,
         "published_failover_s": PUBLISHED_FAILOVER_S,
+        "compiled_on_first_use": {"kernels": compiled.kernels, "seconds": compiled.seconds},
         "plots": {},
     }
+    tick("ring lock sweep", 0, 1)
     lock = _lock_trace(settings.seed)
+    tick("ring lock sweep", 1, 1)
     result["ring_lock"] = {"locked": lock["locked"], "error_nm": lock["error_nm"]}
     if settings.plots_dir is not None:
         result["plots"] = write_plots(
-            settings.plots_dir, controller.fabric, first_P, schedule.plans[0], lock, steps
+            settings.plots_dir, controller.fabric, first_P, schedule.plans[0], lock, steps, tick
         )
     return result
 
@@ -292,9 +310,13 @@ def write_plots(
     plan: SwitchPlan,
     lock: dict[str, Any],
     steps: list[dict[str, Any]],
+    progress: Progress | None = None,
 ) -> dict[str, str]:
     """Write the four PNGs into ``folder`` (created); their paths by name. The mesh and the
-    power matrix (``P``, mW ``[output, input]``) show the same applied ``plan``."""
+    power matrix (``P``, mW ``[output, input]``) show the same applied ``plan``.
+    ``progress(stage, done, total)`` follows the plots."""
+    tick = progress or (lambda stage, done, total: None)
+    tick("plots", 0, 4)
     import matplotlib
 
     matplotlib.use("Agg")  # headless
@@ -307,25 +329,10 @@ def write_plots(
     if isinstance(fabric, MeshFabric):
         fig = _hexagonal_mesh_figure(fabric, theta, plan)
     else:
-        mesh = fabric.mesh
-        fig, ax = plt.subplots(figsize=(8, 4))
-        dots = ax.scatter(
-            mesh.columns,
-            mesh.modes + 0.5,
-            c=np.degrees(theta),
-            cmap="viridis",
-            vmin=0,
-            vmax=90,
-            s=120,
-            marker="s",
-        )
-        fig.colorbar(dots, label="cell angle theta (deg): 0 bar, 90 cross")
-        kind = type(mesh).__name__.removesuffix("Mesh")
-        title = f"{kind} mesh, {mesh.n} ports: cell states ({len(plan.matching.pairs)} pairs)"
-        ax.set(xlabel="column", ylabel="mode", title=title)
-        ax.invert_yaxis()
+        fig = _feedforward_mesh_figure(fabric.mesh, theta, plan)
     fig.savefig(paths["mesh"], dpi=120, bbox_inches="tight")
     plt.close(fig)
+    tick("plots", 1, 4)
 
     fig, ax = plt.subplots(figsize=(6, 5))
     image = ax.imshow(10 * np.log10(np.maximum(P, 1e-9)), cmap="magma", vmin=-90, vmax=0)
@@ -337,6 +344,7 @@ def write_plots(
     )
     fig.savefig(paths["powers"], dpi=120, bbox_inches="tight")
     plt.close(fig)
+    tick("plots", 2, 4)
 
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(lock["heater_mW"], 10 * np.log10(np.maximum(lock["drop_mW"], 1e-12)), ".-")
@@ -348,6 +356,7 @@ def write_plots(
     )
     fig.savefig(paths["ring"], dpi=120, bbox_inches="tight")
     plt.close(fig)
+    tick("plots", 3, 4)
 
     fig, ax = plt.subplots(figsize=(7, 3))
     names = [s["step"] for s in steps] + ["published failover"]
@@ -362,7 +371,84 @@ def write_plots(
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.savefig(paths["timeline"], dpi=120, bbox_inches="tight")
     plt.close(fig)
+    tick("plots", 4, 4)
     return paths
+
+
+def _matching_title(plan: SwitchPlan) -> str:
+    """The applied matching, wrapped for a title: ``matching 0-5 1-3 ...``."""
+    pairs = " ".join(f"{a}-{b}" for a, b in plan.matching.pairs)
+    return "\n".join(textwrap.wrap(f"matching {pairs}", 90))
+
+
+def _feedforward_mesh_figure(mesh: Any, theta: np.ndarray, plan: SwitchPlan) -> Any:
+    """A feed-forward mesh drawn as its columns of MZIs between numbered ports (inputs left,
+    outputs right): each MZI coloured bar or cross (``theta``, rad), thick where a circuit of
+    ``plan`` crosses it; each circuit's light drawn from its input to its output."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    n, columns = mesh.n, int(mesh.columns.max()) + 1
+    cross = np.sin(theta) ** 2 > 0.5
+    used = np.zeros(mesh.n_mzis, bool)
+    for circuit in plan.circuits:
+        used[list(circuit.cells)] = True
+    # each input's light: (x, mode) waypoints, switching modes at the MZIs it crosses in
+    at = list(range(n))  # at[mode]: the input whose light is on that mode now
+    route: list[list[tuple[float, float]]] = [[(-1.0, i)] for i in range(n)]
+    for k in np.argsort(mesh.columns, kind="stable"):
+        c, m = int(mesh.columns[k]), int(mesh.modes[k])
+        if cross[k]:
+            for side in (0, 1):
+                route[at[m + side]] += [(c - 0.3, m + side), (c + 0.3, m + 1 - side)]
+            at[m], at[m + 1] = at[m + 1], at[m]
+    for mode, source in enumerate(at):
+        route[source].append((columns, mode))
+
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * columns + 2), max(3.0, 0.4 * n + 1)))
+    for mode in range(n):  # the waveguides
+        ax.plot([-1, columns], [mode, mode], color="0.85", lw=1, zorder=0)
+    # one colour per pair: its two circuits (a -> b, b -> a) carry the same link
+    pairs = plan.matching.pairs
+    colours = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(len(pairs), 1)))
+    for colour, pair in zip(colours, pairs, strict=True):
+        for source in pair:
+            x, y = zip(*route[source], strict=True)
+            ax.plot(x, y, color=colour, lw=2.5, alpha=0.8, zorder=1, gid=f"light {source}")
+    for k in range(mesh.n_mzis):
+        ax.plot(
+            [mesh.columns[k]] * 2,
+            [mesh.modes[k] + 0.15, mesh.modes[k] + 0.85],
+            color="tab:orange" if cross[k] else "tab:blue",
+            lw=4.0 if used[k] else 1.2,
+            solid_capstyle="butt",
+            zorder=2,
+        )
+    for mode in range(n):
+        ax.annotate(str(mode), (-1, mode), xytext=(-1.4, mode), ha="right", va="center")
+        ax.annotate(str(mode), (columns, mode), xytext=(columns + 0.4, mode), va="center")
+    ax.legend(
+        handles=[
+            Line2D([], [], color="tab:blue", lw=4, label="bar"),
+            Line2D([], [], color="tab:orange", lw=4, label="cross"),
+            Line2D([], [], color="grey", lw=4, label="on a circuit"),
+            Line2D([], [], color="grey", lw=1.2, label="parked"),
+            Line2D([], [], color=colours[0], lw=2.5, label="a pair's light (one colour)"),
+        ],
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1),
+    )
+    kind = type(mesh).__name__.removesuffix("Mesh")
+    ax.set_title(
+        f"{kind} mesh, {n} ports, {mesh.n_mzis} MZIs: cell states of the {_matching_title(plan)}",
+        fontsize=10,
+    )
+    ax.set(xlabel="column (inputs left, outputs right: port numbers)", ylabel="mode")
+    ax.set_xlim(-2.2, columns + 1.2)
+    ax.set_xticks(range(0, columns, max(1, columns // 16)))
+    ax.set_yticks([])
+    ax.invert_yaxis()
+    return fig
 
 
 def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPlan) -> Any:
@@ -410,13 +496,12 @@ def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPl
         loc="upper left",
         bbox_to_anchor=(1.01, 1),
     )
-    circuits = len(plan.matching.pairs)
-    ax.set(
-        xlabel="x, mm",
-        ylabel="y, mm",
-        title=f"hexagonal mesh, {fabric.n_ports} endpoints, {mesh.n_cells} cells: cell states "
-        f"({circuits} pairs)",
+    ax.set_title(
+        f"hexagonal mesh, {fabric.n_ports} endpoints, {mesh.n_cells} cells: cell states of the "
+        f"{_matching_title(plan)}",
+        fontsize=10,
     )
+    ax.set(xlabel="x, mm", ylabel="y, mm")
     ax.set_aspect("equal")
     ax.autoscale_view()
     ax.margins(0.08)

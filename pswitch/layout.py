@@ -16,6 +16,7 @@ from typing import Any
 from photonics import topologies
 from photonics.errors import PswitchError, SettingsError
 from pswitch import args as types
+from pswitch.progress import progress_bar, stage
 
 #: What the command lays out besides the registered topologies: one heated add-drop ring.
 RING = "ring"
@@ -112,21 +113,26 @@ def build(mesh: str, ports: int | None, pads: bool) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Build, write, render and check; print the results. 0 when every check passes, else 1."""
     ports = checked_ports(args)
+    tick = progress_bar()
     try:
-        from layouts.check import check_layout
-        from layouts.output import read_gds, render_png, write_gds
+        with stage(tick, "layout: loading gdsfactory"):
+            from layouts.check import check_layout
+            from layouts.output import read_gds, render_png, write_gds
     except ImportError as exc:
         raise PswitchError(
             f"the layout command needs gdsfactory ({exc.name} is missing): "
             "pip install 'pswitch-photonics[layout]'"
         ) from None
     t0 = time.perf_counter()
-    layout = build(args.mesh, ports, not args.no_pads)
+    with stage(tick, "layout: building the cells"):
+        layout = build(args.mesh, ports, not args.no_pads)
     build_s = time.perf_counter() - t0
-    gds = write_gds(layout, args.output)
-    png = render_png(gds, args.png) if args.png else None
-    contents = read_gds(gds)
-    check = check_layout(layout)
+    with stage(tick, "layout: writing the GDS file"):
+        gds = write_gds(layout, args.output)
+        png = render_png(gds, args.png) if args.png else None
+        contents = read_gds(gds)
+    with stage(tick, "layout: checking it against the model"):
+        check = check_layout(layout)
     width, height = layout.die_size_um
     result = {
         "mesh": args.mesh,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from photonics import topologies
 from photonics.errors import SettingsError, ShapeError
 from pswitch import args as types
+from pswitch.progress import progress_bar
 
 if TYPE_CHECKING:  # the switch is imported when the command runs, not with its parser
     from firmware.fabric import Job
@@ -151,7 +152,7 @@ def schedule(args: argparse.Namespace) -> dict[str, Any]:
     if job is None:
         # on a recirculating mesh, only matchings predicted at the router's isolation target
         floor = DEFAULT_ISOLATION_TARGET_DB if topology.kind == "recirculating" else None
-        cover = all_to_all(fabric, isolation_db=floor)
+        cover = all_to_all(fabric, isolation_db=floor, progress=progress_bar())
         matchings: list[Matching] = list(cover.matchings)
         note = cover.note
     else:

@@ -72,3 +72,30 @@ def test_the_command_line_reference_is_current() -> None:
     from pswitch.reference import reference
 
     assert (DOCS / "cli.md").read_text() == reference(), "run `make docs`"
+
+
+def test_every_package_is_marked_typed_and_ships_the_marker() -> None:
+    """PEP 561: each package holds ``py.typed`` and the wheel's package data carries it."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    packages = [p.rstrip("*") for p in config["tool"]["setuptools"]["packages"]["find"]["include"]]
+    assert sorted(packages) == ["firmware", "hil", "layouts", "photonics", "pswitch"]
+    assert [p for p in packages if not (root / p / "py.typed").is_file()] == []
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["*"]
+
+
+def test_the_tutorials_install_lines_are_the_makefiles() -> None:
+    """The tutorial's install by hand installs the extras the Makefile installs and warms the
+    compiled kernels the same way."""
+    root = Path(__file__).resolve().parents[1]
+    makefile = (root / "Makefile").read_text()
+    tutorial = (root / "docs" / "tutorial.md").read_text()
+    extras = re.search(
+        r"^\t\$\(BIN\)/python -m pip install --quiet -e '(\.\[[^\]]*\])'", makefile, re.M
+    )
+    assert extras is not None
+    assert f".venv/bin/pip install -e '{extras.group(1)}'" in tutorial
+    assert "\t$(BIN)/python -m pswitch.warm" in makefile
+    assert ".venv/bin/python -m pswitch.warm" in tutorial

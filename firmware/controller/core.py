@@ -175,8 +175,9 @@ class Core:
         self._cells_cal: tuple[Calibration, CellDrive] | None = None  # once per calibration
         self._reset_state()
         self.schedule: list[Step] = []
-        #: Called as ``progress(done, total)`` after each MZI during CAL:RUN (a progress bar).
-        self.progress: Callable[[int, int], None] | None = None
+        #: Called as ``progress(stage, done, total)`` as CAL:RUN advances (a progress bar): its
+        #: ring locks, heater I-V sweeps and MZI fringes, each from ``done = 0``.
+        self.progress: Callable[[str, int, int], None] | None = None
         if store is not None:
             with self.transaction():
                 self._restore(store)

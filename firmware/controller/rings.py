@@ -29,6 +29,7 @@ from firmware.commands import ScpiError
 from firmware.controller.core import RECONFIGURE_ERRORS, RING, Core
 from firmware.declarations import command, query
 from photonics.chip import Chip
+from photonics.progress import steps
 from photonics.ring import lorentzian_peak
 
 #: Three-point fits that refine a ring lock after the sweep.
@@ -172,9 +173,9 @@ class RingCommands(Core):
         self._track(list(self.ring_step))
 
     def lock_all_rings(self) -> list[int]:
-        for r in range(len(self.rings.channels)):
-            if r not in self.ring_step:
-                self.lock_ring(r)
+        todo = [r for r in range(len(self.rings.channels)) if r not in self.ring_step]
+        for r in steps("ring locks", todo, self.progress):
+            self.lock_ring(r)
         return list(self.rings.channels)
 
     def _lock(self, ring: int) -> None:

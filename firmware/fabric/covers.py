@@ -10,6 +10,7 @@ from firmware.fabric.plans import try_plan
 from photonics.covers import Cover, round_robin
 from photonics.errors import MatchingError, SettingsError
 from photonics.matching import Matching
+from photonics.progress import Progress, steps
 from photonics.switch import Fabric, SwitchPlan
 
 
@@ -70,7 +71,12 @@ def _split(fabric: Fabric, pairs: Iterable[tuple[int, int]]) -> list[tuple[Match
     return out
 
 
-def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = None) -> AllToAll:
+def all_to_all(
+    fabric: Fabric,
+    attempts: int = 8,
+    isolation_db: float | None = None,
+    progress: Progress | None = None,
+) -> AllToAll:
     """A 1-factorization of the complete graph on ``fabric.n_ports`` endpoints, realizable.
 
     The circle method gives ``n - 1`` perfect matchings (even ``n``) or ``n`` near-perfect ones
@@ -83,6 +89,7 @@ def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = N
     even ``n`` only): keep only matchings whose predicted isolation reaches it (dB), the
     router's cover with that requirement. ``AllToAll.note`` says when the cover is larger than
     optimal. Raises :class:`MatchingError` when some pair cannot be joined at all.
+    ``progress`` (:mod:`photonics.progress`) follows the fabric's cover search and the plans.
     """
     n = fabric.n_ports
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
@@ -90,10 +97,10 @@ def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = N
     if n < 2:
         return AllToAll((), (), "fewer than 2 endpoints: nothing to join")
     if isolation_db is not None:
-        cover = fabric.all_to_all_cover(attempts, isolation_db)
+        cover = fabric.all_to_all_cover(attempts, isolation_db, progress)
         if cover is None:
             raise SettingsError("an isolation requirement needs a recirculating mesh of even ports")
-        return _covered(fabric, cover)
+        return _covered(fabric, cover, progress)
     best: tuple[list[tuple[Matching, SwitchPlan]], list[Matching]] | None = None
     for shift in range(attempts):
         good, bad = [], []
@@ -103,9 +110,9 @@ def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = N
                 good.append((m, plan))
                 continue
             if best is None and not bad:  # the fabric's own search, if it has one, takes over
-                cover = fabric.all_to_all_cover(attempts)
+                cover = fabric.all_to_all_cover(attempts, progress=progress)
                 if cover is not None:
-                    return _covered(fabric, cover)
+                    return _covered(fabric, cover, progress)
             bad.append(m)
         if not bad:
             kind = "perfect" if n % 2 == 0 else "near-perfect"
@@ -122,7 +129,7 @@ def all_to_all(fabric: Fabric, attempts: int = 8, isolation_db: float | None = N
     return _cover_of(n, good + extra, note)
 
 
-def _covered(fabric: Fabric, cover: Cover) -> AllToAll:
+def _covered(fabric: Fabric, cover: Cover, progress: Progress | None = None) -> AllToAll:
     """The fabric's own cover (:meth:`~photonics.switch.Fabric.all_to_all_cover`) with the plan
     of each matching."""
     if cover.unroutable:
@@ -130,7 +137,7 @@ def _covered(fabric: Fabric, cover: Cover) -> AllToAll:
             f"no all-to-all cover: endpoint pairs {list(cover.unroutable)} cannot be routed"
         )
     # the router is deterministic, so re-planning each cover matching gives its routes back
-    chosen = [(m, fabric.plan(m)) for m in cover.matchings]
+    chosen = [(m, fabric.plan(m)) for m in steps("all-to-all plans", cover.matchings, progress)]
     return _cover_of(fabric.n_ports, chosen, cover.note)
 
 

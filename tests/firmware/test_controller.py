@@ -159,11 +159,15 @@ def test_configuration_schedule_and_calibration_survive_a_restart(tmp_path) -> N
     with pytest.raises(SwitchError) as info:
         sw.connect([(0, 1)])
     assert info.value.code == -221 and "calibrated" in info.value.message
-    seen: list[tuple[int, int]] = []
-    c.progress = lambda done, total: seen.append((done, total))
+    seen: list[tuple[str, int, int]] = []
+    c.progress = lambda stage, done, total: seen.append((stage, done, total))
     sw.calibrate()  # and store it
     mzis = c.fabric.mesh.n_mzis
-    assert seen[-1] == (mzis, mzis) and [d for d, _ in seen] == sorted({d for d, _ in seen})
+    # each stage from its start (done 0) to its end, the I-V sweeps before the fringes
+    assert seen[0][:2] == ("heater I-V sweeps", 0) and seen[0][2] >= 1
+    assert [(d, t) for s, d, t in seen if s == "MZI fringes"] == [
+        (d, mzis) for d in range(mzis + 1)
+    ]
     sw.connect([(0, 5), (1, 4)])
     sw.load_schedule([([(0, 1)], 1e-3), ([(2, 3), (0, 4)], 2e-3)])
     saved = capture(c)

@@ -144,3 +144,21 @@ def test_a_schedule_is_loaded_in_one_line_and_a_failed_load_keeps_the_previous(t
     del c.store.write
     sw.load_schedule([])
     assert c.schedule == []
+
+
+def test_a_switch_repr_gives_its_model_ports_and_calibrated_state() -> None:
+    assert repr(Switch.emulated(ports=8, mesh="clements", seed=1)) == (
+        "<Switch EMU-CLEMENTS-8: 8 ports, calibrated>"
+    )
+    fresh = Switch.emulated(ports=4, mesh="hexagonal", calibrated=False)
+    assert repr(fresh) == "<Switch EMU-HEXAGONAL-4: 4 ports, not calibrated>"
+
+    class Gone(InProcessTransport):
+        """The switch answered at connection, then the line dropped."""
+
+        def query(self, line: str) -> str:
+            raise ConnectionResetError("connection reset by peer")
+
+    sw = Switch.emulated(ports=4)
+    sw.transport = Gone(sw.transport.controller)
+    assert repr(sw) == "<Switch: 4 ports; state unreadable: connection reset by peer>"

@@ -76,9 +76,17 @@ def test_a_full_bench_calibration_over_visa_routes_within_tolerance(tmp_path) ->
     the laser, fibre switch and power meter on TCP; the calibration file routes random
     permutations within 0.5 dB of the loss-only power with isolation >= 25 dB."""
     with EmulatedBench(ports=8, seed=0) as emulated, Bench(emulated.config()) as bench:
-        seen: list[int] = []
-        cal = bench.calibrate(tmp_path / "cal.json", progress=lambda done, total: seen.append(done))
-        assert seen[-1] == 28
+        seen: list[tuple[str, int, int]] = []
+        cal = bench.calibrate(tmp_path / "cal.json", progress=lambda *step: seen.append(step))
+        # from the first ring lock on, every stage to its end
+        assert seen[0] == ("ring locks", 0, 8) and ("ring locks", 8, 8) in seen
+        stages = [stage for stage, _, _ in seen]
+        assert (
+            stages.index("ring locks")
+            < stages.index("heater I-V sweeps")
+            < stages.index("MZI fringes")
+        )
+        assert seen[-1] == ("MZI fringes", 28, 28)
         assert same_calibration(load_calibration(tmp_path / "cal.json"), cal)
         error_db, isolation_db = route_quality(emulated.world.chip, cal)
         assert error_db < 0.5 and isolation_db >= 25

@@ -387,3 +387,33 @@ def test_cli_help_lists_the_layout_command_with_examples(tmp_path) -> None:
     done = run("layout", "--help", cwd=tmp_path)
     assert done.returncode == 0
     assert "pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png" in done.stdout
+
+
+# --- the caller's PDK ----------------------------------------------------------------------
+
+
+def test_building_checking_and_writing_a_layout_leave_the_callers_active_pdk(tmp_path) -> None:
+    """A user's own PDK stays active through every builder, check and writer, and a process with
+    no PDK active is left with none."""
+    import gdsfactory as gf
+    import gdsfactory.pdk
+
+    generic = gf.gpdk.PDK
+    user = gf.Pdk(name="user_pdk", layers=generic.layers, cross_sections=generic.cross_sections)
+    before = gdsfactory.pdk._ACTIVE_PDK
+    try:
+        for active in (user, None):
+            if active is None:
+                gdsfactory.pdk._ACTIVE_PDK = None
+            else:
+                active.activate()
+            layout = feedforward_layout(ClementsMesh(4))
+            assert gdsfactory.pdk._ACTIVE_PDK is active
+            assert check_layout(layout).ok
+            ring_layout()
+            waveguide_mesh_layout(hexagonal_mesh(3, 3))
+            render_png(write_gds(layout, tmp_path / "m.gds"), tmp_path / "m.png", width_px=400)
+            assert gdsfactory.pdk._ACTIVE_PDK is active
+    finally:
+        if before is not None:
+            before.activate(force=True)

@@ -1,0 +1,220 @@
+"""A user's first run of the command line: start-up, compilation, bad input, silences.
+
+Every figure runs the installed ``pswitch`` command in a subprocess, as a user would:
+
+- ``help_s``: the slowest ``--help`` start-up over ``pswitch`` and each subcommand, each the
+  median of ``--repeat`` runs (goal < 0.3 s);
+- ``first_demo_compile_s``: what numba still compiles in a first ``pswitch demo`` after the
+  install step: the install's warm-up (``python -m pswitch.warm``) into a fresh, empty
+  ``NUMBA_CACHE_DIR``, then the demo with that cache, which reports what it compiled (goal 0);
+- ``bad_input_cases`` and ``tracebacks``: the bad command lines of
+  ``tests/pswitch/bad_inputs.py``, each run in a folder holding its files; how many ran and how
+  many printed a traceback (goal 0);
+- ``longest_silence_s``: the longest stretch with nothing new on stdout or stderr (output or a
+  progress update) during ``pswitch calibrate --bench`` on an emulated 8-port bench started with
+  ``pswitch serve``, and during ``pswitch schedule all-to-all --ports 32 --mesh hexagonal``,
+  start-up included (goal < 2 s). stderr is a pseudo-terminal, as a user's is (progress bars
+  show on terminals only), stdout a pipe; both are read unbuffered and each chunk timed.
+
+``--quick`` (the test suite runs it): one run per ``--help``, the first bad command line of each
+subcommand, a 4-port demo, a 4-port bench and a 16-endpoint schedule. The silences are
+measured on this machine, which may be busy: they are upper bounds.
+
+Run::
+
+    python benchmarks/bench_cli.py          # table
+    python benchmarks/bench_cli.py --json   # one JSON object
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import pty
+import selectors
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the bad command lines live with the tests
+
+from tests.pswitch.bad_inputs import CASES, prepare  # noqa: E402
+
+#: The installed console script next to this interpreter, as a user runs it.
+SCRIPT = Path(sys.executable).parent / "pswitch"
+PSWITCH = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "pswitch"]
+
+#: (figure, goal as text, is the goal met)
+GOALS = {
+    "help_s": ("< 0.3 s", lambda v: v < 0.3),
+    "first_demo_compile_s": ("0 s", lambda v: v == 0),
+    "bad_input_cases": ("all run", lambda v: v > 0),
+    "tracebacks": ("0", lambda v: v == 0),
+    "longest_silence_s": ("< 2 s", lambda v: v < 2),
+}
+
+
+def subcommands() -> list[str]:
+    """The names of ``pswitch``'s subcommands, from its parser."""
+    from pswitch.cli import build_parser
+
+    found = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(found[0].choices)
+
+
+def help_s(repeat: int) -> float:
+    """The slowest ``--help``, each command's median of ``repeat`` runs, s."""
+    worst = 0.0
+    for command in [[], *([name] for name in subcommands())]:
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            done = subprocess.run([*PSWITCH, *command, "--help"], capture_output=True)
+            times.append(time.perf_counter() - t0)
+            assert done.returncode == 0, done.stderr
+        worst = max(worst, statistics.median(times))
+    return worst
+
+
+def first_demo_compile_s(ports: int) -> float:
+    """Seconds of compilation a first demo reports after the install's warm-up, both on a fresh
+    empty numba cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        warm = subprocess.run(
+            [sys.executable, "-m", "pswitch.warm"], env=env, capture_output=True, text=True
+        )
+        assert warm.returncode == 0, warm.stderr
+        demo = subprocess.run(
+            [*PSWITCH, "demo", "--ports", str(ports), "--no-plots", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert demo.returncode == 0, demo.stderr
+        return float(json.loads(demo.stdout)["compiled_on_first_use"]["seconds"])
+
+
+def bad_inputs(quick: bool) -> tuple[int, int]:
+    """(cases run, outputs holding a traceback) over the bad command lines."""
+    cases = [args for args, _ in CASES]
+    if quick:  # the first case of each command
+        firsts: dict[str, list[str]] = {}
+        for args in cases:
+            firsts.setdefault(args[0] if args else "", args)
+        cases = list(firsts.values())
+    tracebacks = 0
+    for args in cases:
+        with tempfile.TemporaryDirectory() as folder:
+            prepare(Path(folder))
+            done = subprocess.run(
+                [*PSWITCH, *args], cwd=folder, capture_output=True, text=True, timeout=120
+            )
+        tracebacks += "Traceback" in done.stdout + done.stderr
+    return len(cases), tracebacks
+
+
+def longest_silence(command: list[str], cwd: str | None = None) -> float:
+    """Run ``command`` (stdout a pipe, stderr a pseudo-terminal) and return the longest time,
+    s, from its start to its first byte, between two chunks of output, or from the last chunk
+    to its exit."""
+    main, terminal = pty.openpty()
+    # a terminal 100 columns wide (a new pseudo-terminal has 0, which leaves a bar no room)
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    t0 = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    assert process.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout.fileno(), selectors.EVENT_READ)
+    selector.register(main, selectors.EVENT_READ)
+    last, longest, open_ = t0, 0.0, 2
+    while open_:
+        for key, _ in selector.select():
+            try:
+                chunk = os.read(key.fd, 65536)
+            except OSError:  # the terminal's end closed (EIO)
+                chunk = b""
+            now = time.perf_counter()
+            if not chunk:
+                selector.unregister(key.fd)
+                open_ -= 1
+                continue
+            longest, last = max(longest, now - last), now
+    code = process.wait()
+    os.close(main)
+    assert code == 0, f"{command} exited {code}"
+    return max(longest, time.perf_counter() - last)
+
+
+def silences(quick: bool) -> dict[str, float]:
+    """The longest silence of a bench calibration and of a large schedule, s."""
+    ports, endpoints = (4, 16) if quick else (8, 32)
+    found = {}
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "bench.json"
+        server = subprocess.Popen(
+            [*PSWITCH, "serve", "--ports", str(ports), "--config", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not config.exists():
+                assert server.poll() is None and time.monotonic() < deadline, "serve failed"
+                time.sleep(0.1)
+            found["calibrate"] = longest_silence(
+                [*PSWITCH, "calibrate", "--bench", str(config), "-o", "cal.json"], cwd=folder
+            )
+        finally:
+            server.terminate()
+            server.wait()
+    found["schedule"] = longest_silence(
+        [*PSWITCH, "schedule", "all-to-all", "--ports", str(endpoints), "--mesh", "hexagonal"]
+    )
+    return found
+
+
+def measure(quick: bool, repeat: int) -> tuple[dict[str, Any], dict[str, float]]:
+    """The figures, and the silence of each command measured."""
+    cases, tracebacks = bad_inputs(quick)
+    quiet = silences(quick)
+    figures = {
+        "help_s": help_s(1 if quick else repeat),
+        "first_demo_compile_s": first_demo_compile_s(4 if quick else 16),
+        "bad_input_cases": cases,
+        "tracebacks": tracebacks,
+        "longest_silence_s": max(quiet.values()),
+    }
+    return figures, quiet
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a fast, smaller run")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each --help (median)")
+    parser.add_argument("--json", action="store_true", help="one JSON object of the figures")
+    args = parser.parse_args()
+    figures, quiet = measure(args.quick, args.repeat)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(f"{'figure':<24} {'measured':>10}  {'goal':<8} met")
+    for name, value in figures.items():
+        goal, met = GOALS[name]
+        shown = f"{value:.3f}" if isinstance(value, float) else str(value)
+        print(f"{name:<24} {shown:>10}  {goal:<8} {'yes' if met(value) else 'NO'}")
+    print("longest silence by command: " + ", ".join(f"{k} {v:.2f} s" for k, v in quiet.items()))
+
+
+if __name__ == "__main__":
+    main()
