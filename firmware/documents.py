@@ -62,7 +62,9 @@ class DocumentFormat:
       where ``schema`` holds the version and there is no ``version`` field;
     - ``version``: the newest version read, and the one written (>= 1);
     - ``fields``: the body's fields, in the order written; ``optional``: those a file may omit;
-    - ``error``: what a bad file or an unwritable body raises, its message the path first.
+    - ``error``: what a bad file or an unwritable body raises, its message the path first;
+    - ``upgrade``: ``upgrade(version, body)`` turns the body of an older version's file into
+      the current version's (None: only the current version is read).
     """
 
     label: str
@@ -71,6 +73,7 @@ class DocumentFormat:
     fields: tuple[str, ...]
     error: type[PswitchError]
     optional: frozenset[str] = field(default=frozenset())
+    upgrade: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
@@ -287,10 +290,15 @@ def _body(fmt: DocumentFormat, doc: Any) -> dict[str, Any]:
         raise ContentError(
             f"written by a newer pswitch: {words} {version} > {fmt.version}; upgrade pswitch"
         )
-    if version < 1:
-        raise ContentError(f"unsupported {words} {version} (supported: 1 to {fmt.version})")
-    _check_fields(fmt, doc.keys() - fmt.header().keys())
-    return {k: doc[k] for k in fmt.fields if k in doc}
+    oldest = 1 if fmt.upgrade is not None else fmt.version
+    if version < oldest:
+        raise ContentError(f"unsupported {words} {version} (supported: {oldest} to {fmt.version})")
+    body = {k: v for k, v in doc.items() if k not in fmt.header()}
+    if version < fmt.version:
+        assert fmt.upgrade is not None
+        body = fmt.upgrade(version, body)
+    _check_fields(fmt, body.keys())
+    return {k: body[k] for k in fmt.fields if k in body}
 
 
 def _reject_constant(literal: str) -> float:

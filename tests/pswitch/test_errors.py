@@ -80,7 +80,7 @@ def test_layout_refuses_a_picture_in_a_folder_that_does_not_exist(tmp_path) -> N
 def test_calibrate_names_the_fields_a_bench_config_lacks(tmp_path) -> None:
     (tmp_path / "partial.json").write_text('{"schema": "pswitch.bench", "version": 1, "ports": 4}')
     done = run("calibrate", "--bench", "partial.json", cwd=tmp_path)
-    assert_one_line(done, 2, "partial.json", "missing field(s) heater_driver, power_meter, laser")
+    assert_one_line(done, 2, "partial.json", "missing field(s) heater_driver, meters, laser")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["partial.json"]
 
 
