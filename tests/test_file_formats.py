@@ -123,7 +123,10 @@ FORMATS = [
             lambda doc, key: doc | {key: 99},
             r"written by a newer pswitch: (schema )?version 99 > [12]; ",
         ),
-        (lambda doc, key: doc | {key: 0}, r"unsupported (schema )?version 0 \(supported: 1 to [12]\)"),
+        (
+            lambda doc, key: doc | {key: 0},
+            r"unsupported (schema )?version 0 \(supported: 1 to [12]\)",
+        ),
         (lambda doc, key: doc | {"x": float("nan")}, r"non-finite number NaN"),
         (lambda doc, key: json.dumps(doc)[:-9], r"not valid JSON, truncated or corrupt \("),
         (lambda doc, key: json.dumps(doc)[:-1] + ', "schema": 1}', r"duplicate field 'schema'"),

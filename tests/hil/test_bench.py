@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -265,3 +266,35 @@ def test_a_remote_client_verifies_a_route_on_the_switchs_own_detectors() -> None
             seen = bench.firmware.powers(unit="dBm")
             assert seen[5] == pytest.approx(dbm[5], abs=0.05)
             assert np.all(seen[5] - np.delete(seen, 5) > 20)
+
+
+def _lit(world) -> list[str]:
+    return [name for name in ("8164B", "TSL570") if name in world._lasers and world.laser(name).on]
+
+
+def test_a_bench_of_two_meters_wired_out_of_order_sees_each_output_where_it_is() -> None:
+    # two N7744C (the current model) reading the 8 outputs in reverse order, channel by channel
+    wiring = [("N7744C", (3, 2, 1, 0)), ("N7744C", (7, 6, 5, 4))]
+    with EmulatedBench(ports=8, seed=0, meters=wiring) as emulated:
+        cfg = emulated.config()
+        assert [(m.model, m.ports) for m in cfg.meters] == wiring
+        with Bench(cfg) as bench:
+            bench.use_calibration(emulated.world.chip.factory_calibration(cfg.chip_id))
+            check = bench.verify([(0, 5), (1, 2), (3, 7), (4, 6)])
+            assert check.worst_isolation_db >= 20
+            for src, dst in check.isolation_db:  # each input's light is found at its partner
+                assert int(np.argmax(check.power_dBm[:, src])) == dst
+
+
+def test_closing_a_bench_leaves_it_safe_unless_kept(tmp_path) -> None:
+    with EmulatedBench(ports=4, seed=1) as emulated:
+        world, cfg = emulated.world, replace(emulated.config(), safe_current_mA=0.5)
+        with pytest.raises(RuntimeError), Bench(cfg) as bench:
+            bench.use_calibration(world.chip.factory_calibration(cfg.chip_id))
+            bench.verify([(0, 3)])
+            assert _lit(world) and world.driver.currents().max() > 1
+            raise RuntimeError("a routine failed")
+        assert _lit(world) == [] and np.all(world.driver.currents() == 0.5)
+        with Bench(cfg, keep=True) as bench:
+            bench.heaters.write([2], [3.0])
+        assert _lit(world) == ["8164B"] and world.driver.currents()[2] == 3.0
