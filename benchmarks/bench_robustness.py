@@ -1,5 +1,6 @@
 """Robustness benchmark: the switch's promises under generated lines, injected faults, limits,
-two network clients and hostile SDK arguments (the figures of issue 17).
+two network clients and hostile SDK arguments, beside the figures reported before the
+contracts held.
 
 1. Fuzz: the contract machine of ``tests/firmware/contracts.py`` (hypothesis, seeded) sends
    ``--lines`` lines, valid and invalid, with injected faults (store, heater write, detector
@@ -279,7 +280,7 @@ def sdk_injection() -> list[tuple[str, str]]:
     return outcome
 
 
-#: The same figures as reported before the contracts held (issue 17).
+#: The same figures as reported before the contracts held.
 BEFORE = {
     "fuzz_lines": "-",
     "fuzz_escaped": "ROUT:MATC DEF and 2 more raised TypeError",
@@ -353,7 +354,7 @@ def print_tables(args, figures, tally, fuzz_s, walk, clients, idn, attempts) -> 
     for attempt, result in attempts:
         print(f"  {attempt:<58} {result}")
     print(f"  sdk_injection_accepted                  {figures['sdk_injection_accepted']:>6}")
-    print("\nSummary: now, and as reported before the contracts (issue 17's reproducers)")
+    print("\nSummary: now, and as reported before the contracts held")
     print(f"  {'figure':<37} {'now':>9}  before")
     for key, value in figures.items():
         print(f"  {key:<37} {value:>9.4g}  {BEFORE[key]}")

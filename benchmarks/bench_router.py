@@ -54,7 +54,7 @@ in ``--jobs`` worker processes)::
 
     python benchmarks/bench_router.py                                    # tables on stdout
     python benchmarks/bench_router.py --json                             # one JSON object
-    python benchmarks/bench_router.py --dead-sets 20 --dead-matchings 5  # the table
+    python benchmarks/bench_router.py --dead-sets 20 --dead-matchings 5  # the dead-cell table
     python benchmarks/bench_router.py --chips 4                          # isolation, 4 chips
     python benchmarks/bench_router.py --quick                            # smoke run (1 min)
 

@@ -3,7 +3,7 @@
 ``summarize`` reduces the workloads' figures (keyed as in the JSON object: ``perms_6x6``,
 ``matching_32``, ``cover``, ``cover_25db``, ``isolation``, ...) to the headline figures the JSON
 object starts with; ``print_tables`` prints them as tables, one section per workload, with the
-targets from the issue (``TARGET_*``).
+project's targets (``TARGET_*``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-#: Targets from the issue, seconds.
+#: The project's targets, seconds.
 TARGET_MATCHING_32_S = 0.050
 TARGET_COVER_S = 5.0
 TARGET_PERMS_6X6_S = 10.0
@@ -49,12 +49,12 @@ def summarize(figures: Figures) -> Figures:
             "verified_worst_isolation_db"
         ],
     }
-    # the issue's criterion under the default imperfections (every cell at the typical figures)
+    # the 25 dB criterion under the default imperfections (every cell at the typical figures)
     typical = figures["isolation"]["typical_35_db"]["aware_typical"]
     for key in ("6x6", "32"):
         summary[f"isolation_{key}_typical_ge_25_db_fraction"] = typical[key]["ge_25_db_fraction"]
         summary[f"isolation_{key}_typical_worst_db"] = typical[key]["worst_db"]
-    # the issue's criterion on cells of the published range, before / after isolation-aware
+    # the 25 dB criterion on cells of the published range, before / after isolation-aware
     # routing (the router knowing each cell's extinction)
     published = figures["isolation"]["published_32_44_db"]
     for when, router in (("before", "plain"), ("after", "aware_per_cell")):
@@ -113,7 +113,7 @@ def _speed(figures: Figures, summary: Figures, args: argparse.Namespace) -> None
 
 
 def _targets(figures: Figures, summary: Figures, args: argparse.Namespace) -> None:
-    """Our times against the targets from the issue."""
+    """Our times against the project's targets."""
     six, m32, cover = figures["perms_6x6"], figures["matching_32"], figures["cover"]
     print("targets                                   measured     target     ")
     print(

@@ -32,6 +32,7 @@ from hil.instruments.power_meters import N7744A, N7744A_MAX_LOG_POINTS
 from hil.instruments.qontrol import Qontrol
 from hil.instruments.registry import PowerMeter, open_instrument
 from hil.instruments.switch import OpticalSwitch
+from photonics import levels
 from photonics.calibration import Calibration
 from photonics.errors import PswitchError, SettingsError
 from photonics.matching import Matching
@@ -128,15 +129,17 @@ class BenchDetectors:
 class MatchingCheck:
     """A matching measured on the bench: ``power_dBm[out, in]`` on the meter with the laser
     into each lit input, and each circuit's isolation (dB): the power its output receives
-    from its own input over the most it receives from any other lit input."""
+    from its own input over the most it receives from any other lit input (None when no other
+    input is lit, :func:`photonics.levels.isolation_db`)."""
 
     matching: Matching
     power_dBm: np.ndarray
-    isolation_db: dict[tuple[int, int], float]
+    isolation_db: dict[tuple[int, int], float | None]
 
     @property
-    def worst_isolation_db(self) -> float:
-        return min(self.isolation_db.values(), default=float("inf"))
+    def worst_isolation_db(self) -> float | None:
+        """The lowest isolation, dB; None when no circuit has one (no other input lit)."""
+        return levels.worst(self.isolation_db.values())
 
 
 @dataclass(frozen=True)
@@ -301,8 +304,7 @@ class Bench:
         for a, b in m.pairs:
             for src, dst in ((a, b), (b, a)):
                 others = [power[dst, j] for j in lit if j != src]
-                leak = max(max(others, default=0.0), 1e-15)
-                isolation[(src, dst)] = float(10 * np.log10(power[dst, src] / leak))
+                isolation[(src, dst)] = levels.isolation_db(power[dst, src], others)
         dbm = 10 * np.log10(np.maximum(power, 1e-15))
         return MatchingCheck(m, dbm, isolation)
 

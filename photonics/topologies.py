@@ -12,6 +12,9 @@ Registered here: ``clements`` and ``reck`` (feed-forward meshes, any even or odd
 ``hexagonal`` (a recirculating honeycomb sized for 4 to 32 endpoints), ``switch6x6`` (6 west
 inputs to 6 east outputs on 71 cells, a permutation switch) and ``switch32`` (the 32-port
 switch on the 9x9 mesh).
+
+The registry imports no numerics: the meshes, router and planners are imported when a
+geometry, chip or fabric is first made, so the command line can list the names cheaply.
 """
 
 from __future__ import annotations
@@ -21,15 +24,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from photonics.errors import PortError, SettingsError
-from photonics.feedforward import ClementsMesh, FeedForwardMesh, ReckMesh
-from photonics.routing import Router
-from photonics.switch import Fabric, FeedForwardFabric, MeshFabric
-from photonics.switch_geometry import hexagonal_switch, switch_6x6
-from photonics.waveguide_mesh import WaveguideMesh
 
-if TYPE_CHECKING:  # the chips look their meshes up here, so they are imported when built
+if TYPE_CHECKING:  # imported where used: the chips look their meshes up here
     from photonics.chip import Chip
+    from photonics.feedforward import FeedForwardMesh
     from photonics.mesh_chip import MeshChip
+    from photonics.switch import Fabric
+    from photonics.waveguide_mesh import WaveguideMesh
 
 Kind = Literal["feedforward", "recirculating"]
 
@@ -61,11 +62,18 @@ def _mesh_chip(topology: Topology, ports: int, seed: int, rings: bool) -> MeshCh
 
 
 def _feedforward_fabric(geometry: Geometry) -> Fabric:
+    from photonics.feedforward import FeedForwardMesh
+    from photonics.switch import FeedForwardFabric
+
     assert isinstance(geometry.mesh, FeedForwardMesh)
     return FeedForwardFabric(geometry.mesh)
 
 
 def _mesh_fabric(geometry: Geometry) -> Fabric:
+    from photonics.routing import Router
+    from photonics.switch import MeshFabric
+    from photonics.waveguide_mesh import WaveguideMesh
+
     assert isinstance(geometry.mesh, WaveguideMesh)
     return MeshFabric(Router(geometry.mesh), geometry.inputs)
 
@@ -208,18 +216,34 @@ def recirculating(
     )
 
 
+def _clements(ports: int) -> FeedForwardMesh:
+    from photonics.feedforward import ClementsMesh
+
+    return ClementsMesh(ports)
+
+
+def _reck(ports: int) -> FeedForwardMesh:
+    from photonics.feedforward import ReckMesh
+
+    return ReckMesh(ports)
+
+
 def _hexagonal(ports: int) -> Geometry:
+    from photonics.switch_geometry import hexagonal_switch
+
     mesh, ends = hexagonal_switch(ports)
     return Geometry(mesh, tuple(ends), tuple(ends))
 
 
 def _switch_6x6(ports: int) -> Geometry:
+    from photonics.switch_geometry import switch_6x6
+
     mesh, inputs, outputs = switch_6x6()
     return Geometry(mesh, tuple(inputs), tuple(outputs))
 
 
-register(feedforward("clements", "rectangular feed-forward MZI mesh (Clements)", ClementsMesh))
-register(feedforward("reck", "triangular feed-forward MZI mesh (Reck)", ReckMesh))
+register(feedforward("clements", "rectangular feed-forward MZI mesh (Clements)", _clements))
+register(feedforward("reck", "triangular feed-forward MZI mesh (Reck)", _reck))
 register(
     recirculating(
         "hexagonal",

@@ -11,11 +11,22 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import socket
 from collections.abc import Callable
 from pathlib import Path
 
 from photonics.errors import InvalidInputError
+
+
+def plain(doc: str, **values: str) -> str:
+    """A docstring as plain text for ``--help``: ````NAME```` becomes ``values[NAME]`` (a
+    constant's figure, e.g. ``VERIFY_ISOLATION_DB="20 dB"``), other double backticks are
+    dropped, and a cross-reference reads as Sphinx shows it: ``:func:`a.b.name``` as
+    ``a.b.name``, ``:func:`~a.b.name``` as ``name``."""
+    text = re.sub(r":[a-z]+:`~(?:[\w.]+\.)?([^`.]+)`", r"\1", doc)
+    text = re.sub(r":[a-z]+:`([^`]+)`", r"\1", text)
+    return re.sub(r"``([^`]+)``", lambda m: values.get(m.group(1), m.group(1)), text).strip()
 
 
 class UsageError(InvalidInputError):

@@ -1,7 +1,7 @@
 """``pswitch bench``: run the side-by-side benchmarks of ``benchmarks/`` in a source checkout.
 
 Each benchmark is a script, ``benchmarks/bench_NAME.py``, that prints a table comparing pswitch
-with its peers (ratios), or with ``--json`` one JSON object of the figures its issue names.
+with its peers (ratios), or with ``--json`` one JSON object of its named figures.
 The peers are in the ``bench`` extra (``make bench`` installs it); a benchmark whose peer is
 missing reports it and runs the rest. Progress goes to stderr.
 """
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from photonics.errors import SettingsError
+from pswitch import args as types
 
 #: Where the benchmarks are in a source checkout (``pswitch/benchmarks.py`` -> ``benchmarks/``).
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -34,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "bench",
         help="run the benchmarks against peers (source checkout)",
-        description=__doc__,
+        description=types.plain(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -74,10 +75,10 @@ def available(folder: Path) -> dict[str, Path]:
 
 
 def _summary(script: Path) -> str:
-    """The first sentence of a script's docstring."""
+    """The first sentence of a script's docstring, as plain text."""
     doc = script.read_text().split('"""')
     first = " ".join(doc[1].strip().split("\n\n")[0].split()) if len(doc) > 1 else ""
-    return first.split(". ")[0].rstrip(".") + "."
+    return types.plain(first.split(". ")[0].rstrip(".") + ".")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,16 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from firmware.fabric import all_to_all
-from hil.bench import Bench
-from hil.bench_config import BenchConfig
+from photonics import levels
 from pswitch import args as types
-from pswitch.demo import VERIFY_ISOLATION_DB
 from pswitch.progress import progress_bar
+from pswitch.verification import VERIFY_ISOLATION_DB
+
+if TYPE_CHECKING:  # the bench is imported when the command runs, not with its parser
+    from hil.bench_config import BenchConfig
 
 EXAMPLES = """examples:
   pswitch serve --config bench.json &          an emulated bench to try it on
@@ -40,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "calibrate",
         help="self-calibrate the chip on a bench and check it on the meter",
-        description=__doc__,
+        description=types.plain(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -71,6 +70,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def calibrate(config: BenchConfig, output: str, verify: bool, keep: bool = False) -> dict[str, Any]:
     """Calibrate the bench's chip into ``output`` and check it; the results as data (s, mW,
     dB). The bench is left in its safe state unless ``keep``."""
+    import numpy as np
+
+    from firmware.fabric import all_to_all
+    from hil.bench import Bench
+
     with Bench(config, keep=keep) as bench:
         update = progress_bar()
         t0 = time.perf_counter()
@@ -100,8 +104,8 @@ def calibrate(config: BenchConfig, output: str, verify: bool, keep: bool = False
                 )
             result["verify_s"] = time.perf_counter() - t0
     worst = [m["worst_isolation_db"] for m in result["matchings"]]
-    result["worst_isolation_db"] = min(worst, default=None)
-    result["verified"] = all(w >= VERIFY_ISOLATION_DB for w in worst) and all(
+    result["worst_isolation_db"] = levels.worst(worst)  # None: not checked, or nothing to leak
+    result["verified"] = all(w is None or w >= VERIFY_ISOLATION_DB for w in worst) and all(
         result["rings_locked"]
     )
     return result
@@ -120,17 +124,26 @@ def _print(r: dict[str, Any]) -> None:
         print(f"rings locked on the laser: {sum(r['rings_locked'])} of {len(r['rings_locked'])}")
     print(f"calibration written to {r['calibration']}")
     if r["matchings"]:
-        bad = [m for m in r["matchings"] if m["worst_isolation_db"] < r["verify_isolation_db"]]
+        floor = r["verify_isolation_db"]
+        bad = [
+            m
+            for m in r["matchings"]
+            if m["worst_isolation_db"] is not None and m["worst_isolation_db"] < floor
+        ]
+        worst = r["worst_isolation_db"]
+        worst = f"n/a: {levels.NO_OTHER_LIGHT}" if worst is None else f"{worst:.1f} dB"
         print(
             f"all-to-all on the meter: {len(r['matchings']) - len(bad)} of "
-            f"{len(r['matchings'])} matchings at >= {r['verify_isolation_db']:.0f} dB isolation "
-            f"(worst {r['worst_isolation_db']:.1f} dB) in {r['verify_s']:.1f} s"
+            f"{len(r['matchings'])} matchings at >= {floor:.0f} dB isolation "
+            f"(worst {worst}) in {r['verify_s']:.1f} s"
         )
         for m in bad:
             print(f"  below: {m['pairs']} at {m['worst_isolation_db']:.1f} dB")
 
 
 def run(args: argparse.Namespace) -> int:
+    from hil.bench_config import BenchConfig
+
     config = BenchConfig.load(args.bench)
     result = calibrate(config, str(args.output), not args.no_verify, args.keep)
     if args.json:

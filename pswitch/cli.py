@@ -15,17 +15,20 @@ shows its traceback instead.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from photonics import topologies
+from photonics import levels, topologies
 from photonics.errors import InvalidInputError, PswitchError
 from pswitch import __version__, benchmarks, calibrate, layout, route, schedule, serve
 from pswitch import args as types
 from pswitch.progress import progress_bar
+from pswitch.verification import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
 
 #: Subcommands with their own module: each has ``register(sub)``, which sets ``run``.
 SUBCOMMANDS = (serve, route, schedule, calibrate, layout, benchmarks)
@@ -62,16 +65,18 @@ def _print_demo(r: dict[str, Any]) -> None:
             f"1. calibrated through the detectors: False (CAL:RUN refused: {c['cal_run_error']}); "
             f"running on the factory calibration of {c['chip_id']} ({c['created']})"
         )
+    worst = a["worst_isolation_db"]
     print(
         f"2. all-to-all: {a['matchings']} matchings applied, {a['verified']} verified by "
         f"measured powers at >= {a['verify_isolation_db']:.0f} dB isolation (worst "
-        f"{a['worst_isolation_db']:.1f} dB; loss within {a['worst_loss_error_db']:.2f} dB of "
-        f"predicted)"
+        + (f"n/a: {levels.NO_OTHER_LIGHT}" if worst is None else f"{worst:.1f} dB")
+        + f"; loss within {a['worst_loss_error_db']:.2f} dB of predicted)"
     )
     for u in a["unverified_circuits"]:
+        iso = levels.shown(u["isolation_db"], ".1f", "n/a")
         print(
             f"   not verified: matching {u['matching']}, circuit {u['source']} -> {u['target']}: "
-            f"isolation {u['isolation_db']:.1f} dB, loss {u['loss_db']:.1f} dB (predicted "
+            f"isolation {iso} dB, loss {u['loss_db']:.1f} dB (predicted "
             f"{u['predicted_loss_db']:.1f} dB)"
         )
     print(
@@ -93,9 +98,14 @@ def _print_demo(r: dict[str, Any]) -> None:
 
 
 def demo_doc() -> str:
-    import pswitch.demo
-
-    return pswitch.demo.__doc__ or ""
+    """The demo's description for its help: :mod:`pswitch.demo`'s docstring as plain text, read
+    from its source (importing it would import the numerics, and the help would be slow)."""
+    source = Path(__file__).with_name("demo.py").read_text()
+    return types.plain(
+        ast.get_docstring(ast.parse(source)) or "",
+        VERIFY_ISOLATION_DB=f"{VERIFY_ISOLATION_DB:g} dB",
+        VERIFY_LOSS_DB=f"{VERIFY_LOSS_DB:g} dB",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

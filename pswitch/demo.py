@@ -1,7 +1,6 @@
 """The headline scenario of ``pswitch demo``: a rack of accelerators on an emulated switch,
 a feed-forward mesh (Clements by default) or a recirculating one (``--mesh hexagonal``); any
-registered topology whose endpoints send and receive on one port
-(:func:`photonics.topologies.names`).
+registered topology whose endpoints send and receive on one port.
 
 1. calibrate the chip through its detectors (CAL:RUN); the firmware's self-calibration is
    for feed-forward meshes and refuses a recirculating chip, which then runs on the factory
@@ -34,17 +33,14 @@ import numpy as np
 from firmware.driver import LAUNCH_MW
 from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch, SwitchError
-from photonics import topologies
+from photonics import levels, topologies
 from photonics.errors import SettingsError
 from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
 from photonics.switch import MeshFabric, SwitchPlan
+from pswitch.verification import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
 
 #: Published swap of a failed accelerator and job restart, s (LUMION ~1 s, Morphlux 1.2 s).
 PUBLISHED_FAILOVER_S = 1.0
-#: A circuit counts as verified at this measured isolation (dB) ...
-VERIFY_ISOLATION_DB = 20.0
-#: ... and this distance of measured from predicted insertion loss (dB).
-VERIFY_LOSS_DB = 1.0
 #: An untouched circuit's measured power may move this much across a failover (dB).
 UNTOUCHED_DB = 0.1
 #: Communication time of each parallelism phase of the training step, s.
@@ -112,8 +108,9 @@ def check_circuits(switch: Switch) -> tuple[np.ndarray, list[dict[str, Any]]]:
         out = info.target
         others = [P[out, x] for x in lit if x != src]
         loss = float(-10 * np.log10(P[out, src]))
-        iso = float(10 * np.log10(P[out, src] / max(max(others, default=0.0), 1e-15)))
-        ok = iso >= VERIFY_ISOLATION_DB and abs(loss - info.loss_db) <= VERIFY_LOSS_DB
+        iso = levels.isolation_db(P[out, src], others)  # None: nothing else lit, no leak
+        isolated = iso is None or iso >= VERIFY_ISOLATION_DB
+        ok = isolated and abs(loss - info.loss_db) <= VERIFY_LOSS_DB
         rows.append(
             {
                 "source": src,
@@ -160,7 +157,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     floor = None if feed_forward else DEFAULT_ISOLATION_TARGET_DB
     schedule = all_to_all(controller.fabric, isolation_db=floor)
     compute = time.perf_counter() - t0
-    hw, verified, worst_iso, worst_loss_error, first_P = 0.0, 0, np.inf, 0.0, None
+    hw, verified, worst_iso, worst_loss_error, first_P = 0.0, 0, None, 0.0, None
     unverified: list[dict[str, Any]] = []
     for k, plan in enumerate(schedule.plans):
         t0, start = time.perf_counter(), controller.driver.elapsed_s
@@ -171,7 +168,7 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
         first_P = P if first_P is None else first_P
         verified += all(r["verified"] for r in rows)
         unverified += [{"matching": k, **r} for r in rows if not r["verified"]]
-        worst_iso = min(worst_iso, *(r["isolation_db"] for r in rows))
+        worst_iso = levels.worst([worst_iso, *(r["isolation_db"] for r in rows)])
         worst_loss_error = max(
             worst_loss_error, *(abs(r["loss_db"] - r["predicted_loss_db"]) for r in rows)
         )

@@ -1,11 +1,13 @@
 """``pswitch route``: a matching or a permutation in, every cell's setting and the predicted
 powers out.
 
-Settings are cell angles (rad: ``theta`` 0 bar, pi/2 cross; ``phi`` and the output phases of a
+Settings are cell angles (rad: theta 0 bar, pi/2 cross; phi and the output phases of a
 feed-forward mesh); a chip's calibration turns them into heater currents when a switch applies
-them. Powers are predicted for cells at the published typical figures
-(:meth:`~photonics.mzi.MZIImperfections.typical`: 35 dB extinction, 0.5 dB loss): the transfer
-matrix of a feed-forward mesh, the scattering solve (loops included) of a recirculating one.
+them. Powers are predicted for cells at the published typical figures (35 dB extinction,
+0.5 dB loss): the transfer matrix of a feed-forward mesh, the scattering solve (loops
+included) of a recirculating one. A circuit's isolation is its output's power from its own
+input over the most from any other lit input: n/a (null in JSON) when no other input is lit.
+An output that gets no light at all reads "dark" (null in JSON).
 """
 
 from __future__ import annotations
@@ -13,19 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from photonics import topologies
+from photonics import levels, topologies
 from photonics.errors import MatchingError, PortError, SettingsError
-from photonics.feedforward import FeedForwardMesh
-from photonics.matching import Matching, Permutation
-from photonics.mesh_scattering import scattering
-from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
-from photonics.routing import Router, requests_for
-from photonics.switch import FeedForwardFabric
-from photonics.waveguide_mesh import CROSS
+from pswitch import args as types
+
+if TYPE_CHECKING:  # the numerics are imported when the command runs, not with its parser
+    from photonics.matching import Matching, Permutation
 
 #: The power matrix is printed up to this many ports (always in ``--json``).
 MATRIX_PORTS = 16
@@ -70,7 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "route",
         help="settings and predicted powers for a matching or permutation",
-        description=__doc__,
+        description=types.plain(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -98,6 +95,8 @@ def request_of(
     pairs: list[tuple[int, int]], perm: list[int | None] | None, mesh: str, ports: int | None
 ) -> Matching | Permutation:
     """The request the command line names, checked against the mesh."""
+    from photonics.matching import Matching, Permutation
+
     if bool(pairs) == (perm is not None):
         raise SettingsError("give either pairs (e.g. 0-5 1-3) or --perm, not both or neither")
     topology = topologies.topology(mesh)
@@ -120,6 +119,8 @@ def request_of(
 
 
 def _circuits(request: Matching | Permutation) -> list[tuple[int, int]]:
+    from photonics.matching import Permutation
+
     if isinstance(request, Permutation):
         return request.pairs()
     return [c for a, b in request.pairs for c in ((a, b), (b, a))]
@@ -128,7 +129,18 @@ def _circuits(request: Matching | Permutation) -> list[tuple[int, int]]:
 def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
     """Route ``request`` on ``mesh_name``: settings, circuits and predicted powers (dB) as
     data. ``powers_db[out][in]``: power reaching output ``out`` from input ``in`` lit alone
-    (1 mW in, dBm), None for dark inputs."""
+    (1 mW in, dBm), None for dark inputs and dark outputs. A circuit's isolation is None
+    when no other input is lit (``isolation_note`` says so)."""
+    import numpy as np
+
+    from photonics.feedforward import FeedForwardMesh
+    from photonics.matching import Matching, Permutation
+    from photonics.mesh_scattering import scattering
+    from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
+    from photonics.routing import Router, requests_for
+    from photonics.switch import FeedForwardFabric
+    from photonics.waveguide_mesh import CROSS
+
     imperfections = MZIImperfections.typical()
     n = request.n_ports
     circuits = _circuits(request)
@@ -189,17 +201,16 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
         # a matching's endpoint gets its own light back through its port: return loss, not
         # crosstalk (as photonics.routing.verify counts it)
         others = [P[dst, x] for x in lit if x != src and not (return_port and x == dst)]
-        leak = max(max(others, default=0.0), 1e-30)
         rows.append(
             {
                 "source": src,
                 "target": dst,
                 "loss_db": float(-10 * np.log10(P[dst, src])),
-                "isolation_db": float(10 * np.log10(P[dst, src] / leak)),
+                "isolation_db": levels.isolation_db(P[dst, src], others),
                 "cells": circuit_cells[(src, dst)],
             }
         )
-    dbm = 10 * np.log10(np.maximum(P, 1e-30))
+    undefined = any(r["isolation_db"] is None for r in rows)
     return {
         "mesh": mesh_name,
         "ports": n,
@@ -212,10 +223,14 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
         },
         "cells": cells,
         **extra,
+        "lit": lit,
         "circuits": rows,
         "worst_loss_db": max((r["loss_db"] for r in rows), default=0.0),
-        "worst_isolation_db": min((r["isolation_db"] for r in rows), default=float("inf")),
-        "powers_db": [[float(dbm[o, i]) if i in lit else None for i in range(n)] for o in range(n)],
+        "worst_isolation_db": levels.worst(r["isolation_db"] for r in rows),
+        "isolation_note": levels.NO_OTHER_LIGHT if undefined else None,
+        "powers_db": [
+            [levels.dbm(P[o, i]) if i in lit else None for i in range(n)] for o in range(n)
+        ],
     }
 
 
@@ -244,15 +259,27 @@ def _print(r: dict[str, Any]) -> None:
     print("  circuit        loss dB   isolation dB   cells")
     for c in r["circuits"]:
         path = f"{c['source']:>3} -> {c['target']:<3}"
-        print(f"  {path:<12} {c['loss_db']:8.2f} {c['isolation_db']:14.1f}   {len(c['cells'])}")
+        iso = levels.shown(c["isolation_db"], ".1f", "n/a")
+        print(f"  {path:<12} {c['loss_db']:8.2f} {iso:>14}   {len(c['cells'])}")
+    worst, note = r["worst_isolation_db"], r["isolation_note"]
+    why = f"{note}, so nothing can leak into its output" if note else ""
     print(
-        f"worst loss {r['worst_loss_db']:.2f} dB, worst isolation {r['worst_isolation_db']:.1f} dB"
+        f"worst loss {r['worst_loss_db']:.2f} dB, worst isolation "
+        + (f"n/a ({why})" if worst is None else f"{worst:.1f} dB")
+        + (f" (n/a where {why})" if worst is not None and note else "")
     )
     if n <= MATRIX_PORTS:
-        print("power matrix, dBm for 1 mW into each lit input (rows outputs, columns inputs):")
+        print(
+            "power matrix, dBm for 1 mW into each lit input (rows outputs, columns inputs; "
+            "- unlit):"
+        )
         print("       " + "".join(f"{i:>7}" for i in range(n)))
         for o, row in enumerate(r["powers_db"]):
-            print(f"  {o:>4} " + "".join("      -" if v is None else f"{v:7.1f}" for v in row))
+            cells = (
+                "-" if i not in r["lit"] else levels.shown(v, ".1f", "dark")
+                for i, v in enumerate(row)
+            )
+            print(f"  {o:>4} " + "".join(f"{c:>7}" for c in cells))
 
 
 def run(args: argparse.Namespace) -> int:

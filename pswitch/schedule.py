@@ -14,15 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from firmware.fabric import Job, all_to_all, job_matchings
-from firmware.sdk import Switch
 from photonics import topologies
 from photonics.errors import SettingsError, ShapeError
-from photonics.matching import Matching
-from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
 from pswitch import args as types
+
+if TYPE_CHECKING:  # the switch is imported when the command runs, not with its parser
+    from firmware.fabric import Job
 
 KINDS = ("all-to-all", "ring", "torus")
 #: Largest emulated feed-forward chip (its heater crosstalk is held as a dense matrix).
@@ -61,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = sub.add_parser(
         "schedule",
         help="an all-to-all or training-job schedule, run on the emulated switch",
-        description=__doc__,
+        description=types.plain(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -108,6 +107,8 @@ def _square(k: int) -> tuple[int, int]:
 def job_of(args: argparse.Namespace) -> Job | None:
     """The ring or torus job the command line names (None for all-to-all), every option
     checked against the kind."""
+    from firmware.fabric import Job
+
     if args.kind == "all-to-all":
         options = {"--endpoints": args.endpoints, "--spares": args.spares, "--shape": args.shape}
         given = [name for name, value in options.items() if value]
@@ -134,6 +135,11 @@ def job_of(args: argparse.Namespace) -> Job | None:
 
 def schedule(args: argparse.Namespace) -> dict[str, Any]:
     """Build the schedule, run it on an emulated switch; the steps and timing as data (s)."""
+    from firmware.fabric import all_to_all, job_matchings
+    from firmware.sdk import Switch
+    from photonics.matching import Matching
+    from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
+
     dwell_s = args.dwell_ms * 1e-3
     topology = topologies.topology(args.mesh)
     if topology.kind == "feedforward" and not 2 <= args.ports <= MAX_PORTS:

@@ -139,6 +139,18 @@ def test_a_full_bench_calibration_over_visa_routes_within_tolerance(tmp_path) ->
         assert locked and error_nm < 0.02
 
 
+def test_a_lone_pair_is_isolated_from_its_partners_own_light_sent_back() -> None:
+    """On the bench a circuit's isolation counts every other lit input, its partner among
+    them (the partner's own light sent back): a lone pair has a figure, not a floor's."""
+    with EmulatedBench(ports=4, seed=1) as emulated, Bench(emulated.config()) as bench:
+        bench.use_calibration(emulated.world.chip.factory_calibration())  # no CAL:RUN: quick
+        check = bench.verify([(0, 1)])
+        P = check.power_dBm
+        for (src, dst), iso in check.isolation_db.items():
+            assert iso is not None and abs(iso - (P[dst, src] - P[dst, dst])) < 1e-6
+        assert check.worst_isolation_db == min(check.isolation_db.values()) < 60
+
+
 def test_the_meter_sees_a_reconfiguration_after_the_switch_writes_its_heaters() -> None:
     with EmulatedBench(ports=4, seed=1) as emulated, Bench(emulated.config()) as bench:
         for ring in range(4):

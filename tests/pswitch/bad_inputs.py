@@ -96,6 +96,7 @@ CASES: list[tuple[list[str], str]] = [
     (["layout", "-o", "/nonexistent/dir/x.gds"], "folder /nonexistent/dir does not exist"),
     (["layout", "-o", "folder"], "folder is a folder; give a file name"),
     (["layout", "--mesh", "ring", "--ports", "8"], "--ports is for a mesh"),
+    (["layout", "--mesh", "hexagonal", "--ports", "64"], "a hexagonal switch has 4..32 ports"),
     (["layout", "--mesh", "ring", "--no-pads"], "--no-pads is for feed-forward meshes"),
     (["layout", "--mesh", "hexagonal", "--no-pads"], "--no-pads is for feed-forward meshes"),
     (["layout", "--ports", "1000"], "--ports: needs an integer in 2..128, got 1000"),

@@ -67,6 +67,32 @@ def test_route_gives_settings_that_realise_the_matching_and_its_predicted_powers
     assert r["worst_isolation_db"] == min(c["isolation_db"] for c in r["circuits"])
 
 
+def test_route_shows_dark_outputs_and_no_isolation_where_nothing_else_is_lit() -> None:
+    """One pair on a recirculating mesh: no other input is lit, so nothing can leak and the
+    isolation is n/a (null), not a ratio to the model's floor; outputs no light reaches are
+    dark (null), not -300 dBm."""
+    r = ok_json("route", "0-1", "--mesh", "hexagonal", "--ports", "5")
+    assert [c["isolation_db"] for c in r["circuits"]] == [None, None]
+    assert r["worst_isolation_db"] is None and r["isolation_note"] == "no other input is lit"
+    assert r["lit"] == [0, 1]
+    lit_columns = [row[i] for row in r["powers_db"] for i in r["lit"]]
+    assert None in lit_columns  # an output the light never reaches
+    assert all(v is None or v > -160 for v in lit_columns)
+    done = run("route", "0-1", "--mesh", "hexagonal", "--ports", "5")
+    assert done.returncode == 0, done.stderr
+    assert "-300" not in done.stdout and " dark" in done.stdout
+    assert "worst isolation n/a (no other input is lit" in done.stdout
+    rows = [line.split() for line in done.stdout.splitlines() if "->" in line]
+    assert [row[4] for row in rows] == ["n/a", "n/a"]
+
+
+def test_route_json_has_no_floored_dbm_on_a_feed_forward_mesh() -> None:
+    r = ok_json("route", "0-5", "1-3", "--ports", "8")
+    assert all(c["isolation_db"] is not None for c in r["circuits"])
+    assert r["isolation_note"] is None
+    assert all(v is None or v > -160 for row in r["powers_db"] for v in row)
+
+
 def test_route_text_shows_the_cell_grid_circuits_and_power_matrix() -> None:
     done = run("route", "--perm", "3,0,-,1")
     assert done.returncode == 0, done.stderr
