@@ -317,7 +317,9 @@ class Session:
             if self._serial.in_waiting:
                 self._serial.reset_input_buffer()
         elif self._inst is not None:
-            self._inst.flush(constants.BufferOperation.discard_read_buffer_no_io)
+            # a backend that cannot flush (pyvisa-sim) keeps no stale bytes to discard this way
+            with contextlib.suppress(NotImplementedError):
+                self._inst.flush(constants.BufferOperation.discard_read_buffer_no_io)
 
     def _send(self, cmd: str) -> None:
         try:
@@ -395,6 +397,12 @@ class Session:
         return np.frombuffer(bytes(data[start : start + length]), dtype="<f4").copy()
 
 
+#: The environment variable that chooses the VISA backend of :func:`open_transport`.
+BACKEND_VARIABLE = "PSWITCH_VISA_BACKEND"
+
+
 def open_transport(resource: str) -> Session:
-    """The ``pswitch.transports`` factory: a :class:`Session` with the defaults."""
-    return Session(resource)
+    """The ``pswitch.transports`` factory: a :class:`Session` with the defaults, on the backend
+    named by ``$PSWITCH_VISA_BACKEND`` (e.g. ``@ivi`` for the system's VISA library, which
+    GPIB and USB instruments usually need; unset: pyvisa-py)."""
+    return Session(resource, backend=os.environ.get(BACKEND_VARIABLE) or None)
