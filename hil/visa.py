@@ -60,7 +60,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Self, TypeVar
 
 import numpy as np
@@ -186,6 +186,25 @@ class Session:
     def query(self, cmd: str) -> str:
         """Send a line and return its reply line (terminator stripped)."""
         return self._run(cmd, self._read_line)
+
+    def query_lines(self, cmds: Sequence[str]) -> list[str]:
+        """Send the lines ``cmds`` in one write and return their replies, in order: one round
+        trip for all instead of one each (an instrument answers its lines in order). After a
+        dropped connection all are sent again, so they must be safe to repeat (settings)."""
+        if not cmds:
+            return []
+
+        def read_all() -> list[str]:
+            replies: list[str] = []
+            try:
+                while len(replies) < len(cmds):
+                    replies.append(self._read_line())
+            except _TimeoutError:
+                self._owed += len(cmds) - len(replies) - 1  # _run owes the one it waits for
+                raise
+            return replies
+
+        return self._run(self.write_termination.join(cmds), read_all)
 
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         """Send a line and read its reply as an IEEE 488.2 definite-length block

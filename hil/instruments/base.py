@@ -36,6 +36,10 @@ class Connection(Protocol):
         little-endian float32, as an array."""
         ...
 
+    def query_lines(self, cmds: Sequence[str]) -> list[str]:
+        """Send several lines at once and return their replies, in order."""
+        ...
+
 
 class Handler(Protocol):
     """An emulated instrument: one line in, the reply out (bytes for a binary block; None when
@@ -102,6 +106,9 @@ class Loopback:
     def query(self, cmd: str) -> str:
         reply = self._ask(cmd)
         return reply.decode("ascii", "replace") if isinstance(reply, bytes) else reply
+
+    def query_lines(self, cmds: Sequence[str]) -> list[str]:
+        return [self.query(cmd) for cmd in cmds]
 
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         reply = self._ask(cmd)
