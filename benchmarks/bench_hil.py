@@ -20,7 +20,8 @@ over raw, target <= 2), ``write_then_query_s`` (a write and a query through Sess
 ``bench_calibration_s_8`` (also ``bench_calibration_s``, its earlier name): a full calibration
 of an 8-port chip on the emulated bench (:class:`hil.emulator.bench.EmulatedBench`) through
 :class:`hil.bench.Bench`, beside the same chip calibrated in process
-(``in_process_calibration_s_8``), with how well the calibration routes (``bench_calibration_error_db``, ``bench_calibration_isolation_db``).
+(``in_process_calibration_s_8``), with how well the calibration routes
+(``bench_calibration_error_db``, ``bench_calibration_isolation_db``).
 
 To add a figure: write a function ``(server, n) -> dict`` of figures, append it to
 :data:`SECTIONS` and describe its keys in :data:`ROWS`.
