@@ -310,3 +310,14 @@ def test_closing_a_bench_leaves_it_safe_unless_kept(tmp_path) -> None:
         with Bench(cfg, keep=True) as bench:
             bench.heaters.write([2], [3.0])
         assert _lit(world) == ["8164B"] and world.driver.currents()[2] == 3.0
+
+
+def test_the_bench_docs_example_loads_and_name_every_model(tmp_path) -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bench.md").read_text()
+    example = re.search(r"```json\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "bench.json").write_text(example)
+    cfg = BenchConfig.load(tmp_path / "bench.json")
+    assert [port for port, _, _ in cfg.meter_ports()] == list(range(8))
+    assert cfg.meter_ports()[0] == (0, 0, 3)  # output 0 on the first meter's last channel
+    table = text[text.index("## Models") :]
+    assert all(re.search(rf"\b{re.escape(name)}\b", table) for name in MODELS)
