@@ -64,7 +64,7 @@ class DocumentFormat:
     - ``fields``: the body's fields, in the order written; ``optional``: those a file may omit;
     - ``error``: what a bad file or an unwritable body raises, its message the path first;
     - ``upgrade``: ``upgrade(version, body)`` turns the body of an older version's file into
-      the current version's (None: only the current version is read).
+      the current version's (None: older versions have the same fields).
     """
 
     label: str
@@ -290,12 +290,10 @@ def _body(fmt: DocumentFormat, doc: Any) -> dict[str, Any]:
         raise ContentError(
             f"written by a newer pswitch: {words} {version} > {fmt.version}; upgrade pswitch"
         )
-    oldest = 1 if fmt.upgrade is not None else fmt.version
-    if version < oldest:
-        raise ContentError(f"unsupported {words} {version} (supported: {oldest} to {fmt.version})")
+    if version < 1:
+        raise ContentError(f"unsupported {words} {version} (supported: 1 to {fmt.version})")
     body = {k: v for k, v in doc.items() if k not in fmt.header()}
-    if version < fmt.version:
-        assert fmt.upgrade is not None
+    if version < fmt.version and fmt.upgrade is not None:
         body = fmt.upgrade(version, body)
     _check_fields(fmt, body.keys())
     return {k: body[k] for k in fmt.fields if k in body}
