@@ -62,7 +62,9 @@ class DocumentFormat:
       where ``schema`` holds the version and there is no ``version`` field;
     - ``version``: the newest version read, and the one written (>= 1);
     - ``fields``: the body's fields, in the order written; ``optional``: those a file may omit;
-    - ``error``: what a bad file or an unwritable body raises, its message the path first.
+    - ``error``: what a bad file or an unwritable body raises, its message the path first;
+    - ``upgrade``: ``upgrade(version, body)`` turns the body of an older version's file into
+      the current version's (None: older versions have the same fields).
     """
 
     label: str
@@ -71,6 +73,7 @@ class DocumentFormat:
     fields: tuple[str, ...]
     error: type[PswitchError]
     optional: frozenset[str] = field(default=frozenset())
+    upgrade: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
@@ -289,8 +292,11 @@ def _body(fmt: DocumentFormat, doc: Any) -> dict[str, Any]:
         )
     if version < 1:
         raise ContentError(f"unsupported {words} {version} (supported: 1 to {fmt.version})")
-    _check_fields(fmt, doc.keys() - fmt.header().keys())
-    return {k: doc[k] for k in fmt.fields if k in doc}
+    body = {k: v for k, v in doc.items() if k not in fmt.header()}
+    if version < fmt.version and fmt.upgrade is not None:
+        body = fmt.upgrade(version, body)
+    _check_fields(fmt, body.keys())
+    return {k: body[k] for k in fmt.fields if k in body}
 
 
 def _reject_constant(literal: str) -> float:

@@ -12,9 +12,10 @@ fibre switch, every chip output on the power meter. So the routines are the firm
 
 from __future__ import annotations
 
+import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,34 +27,74 @@ from firmware.sdk import InProcessTransport, Switch, as_matching
 from hil.bench_config import BenchConfig
 from hil.errors import InstrumentError
 from hil.instruments.base import Connection
-from hil.instruments.lasers import TSL570, Laser, Laser8164B
+from hil.instruments.lasers import Laser
 from hil.instruments.power_meters import N7744A, N7744A_MAX_LOG_POINTS
 from hil.instruments.qontrol import Qontrol
+from hil.instruments.registry import PowerMeter, open_instrument
 from hil.instruments.switch import OpticalSwitch
 from photonics import levels
 from photonics.calibration import Calibration
-from photonics.errors import SettingsError
+from photonics.errors import PswitchError, SettingsError
 from photonics.matching import Matching
 from photonics.topologies import topology
+
+log = logging.getLogger(__name__)
 
 #: Averaging time of each logged point of a latency measurement, s.
 LATENCY_AVERAGING_S = 1e-4
 
 
+class Readout:
+    """The chip's outputs on the bench's power meters: output k on ``(meter, channel)`` of
+    ``wiring`` (:meth:`BenchConfig.meter_ports <hil.bench_config.BenchConfig.meter_ports>`),
+    each meter read once per reading, in one request."""
+
+    def __init__(self, meters: Sequence[PowerMeter], wiring: Sequence[tuple[int, int, int]]):
+        self.meters = list(meters)
+        self.where = {output: (i, channel) for output, i, channel in wiring}
+        for output, (i, channel) in self.where.items():
+            if channel >= self.meters[i].n_channels:
+                raise SettingsError(
+                    f"chip output {output} is wired to channel {channel} of "
+                    f"{self.meters[i].resource}, which has {self.meters[i].n_channels}"
+                )
+
+    def read_mW(self, outputs: Sequence[int]) -> np.ndarray:
+        """A new reading of ``outputs``, mW, in that order."""
+        out = np.empty(len(outputs))
+        by_meter: dict[int, list[tuple[int, int]]] = {}
+        for k, output in enumerate(outputs):
+            i, channel = self.where[output]
+            by_meter.setdefault(i, []).append((k, channel))
+        for i, reads in by_meter.items():
+            seen = self.meters[i].read_all_mW([channel for _, channel in reads])
+            out[[k for k, _ in reads]] = seen
+        return out
+
+
 class BenchDetectors:
     """The chip's outputs as the bench sees them (a :class:`~hil.instruments.base.Detectors`):
-    the laser into each lit input of the field in turn through the fibre switch, every output
-    on the power meter, in mW on the meter per mW the laser emits, scaled to each input's
-    power. One laser cannot make a coherent superposition: the powers of several lit inputs
-    add (incoherent light), which is what a ring lock with every input lit needs."""
+    the laser into each lit input of the field in turn through the fibre switch (chip input
+    ``k`` on its output ``inputs[k]``), every output on the meters (:class:`Readout`), in mW
+    on the meter per mW the laser emits, scaled to each input's power. One laser cannot make a
+    coherent superposition: the powers of several lit inputs add (incoherent light), which is
+    what a ring lock with every input lit needs."""
 
-    def __init__(self, laser: Laser, selector: OpticalSwitch, meter: N7744A, ports: int) -> None:
-        if meter.n_channels < ports or selector.n_ports < ports:
+    def __init__(
+        self,
+        laser: Laser,
+        selector: OpticalSwitch,
+        readout: Readout,
+        inputs: Mapping[int, int],
+        ports: int,
+    ) -> None:
+        if any(out >= selector.n_ports for out in inputs.values()):
             raise SettingsError(
-                f"a {ports}-port chip needs {ports} meter channels and switch outputs; the "
-                f"bench has {meter.n_channels} and {selector.n_ports}"
+                f"a {ports}-port chip needs the input switch's outputs {sorted(inputs.values())};"
+                f" it has {selector.n_ports}"
             )
-        self.laser, self.selector, self.meter, self.ports = laser, selector, meter, ports
+        self.laser, self.selector, self.readout, self.ports = laser, selector, readout, ports
+        self.inputs = dict(inputs)
         self._selected = -1
         self.emitted_mW = laser.power_mW()
 
@@ -73,15 +114,15 @@ class BenchDetectors:
         # the input selected now first: a single-input reading needs no switching
         for port in sorted(lit, key=lambda p: p != self._selected):
             if port != self._selected:
-                self.selector.select(int(port))
+                self.selector.select(self.inputs[int(port)])
                 self._selected = int(port)
-            total += self.meter.read_all_mW(chosen) * power[port] / self.emitted_mW
+            total += self.readout.read_mW(chosen) * power[port] / self.emitted_mW
         return total
 
     def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
-        """Every output (or only ``outputs``) on the power meter, mW, with the laser where it
+        """Every output (or only ``outputs``) on the meters, mW, with the laser where it
         is: no input switched, no rescaling."""
-        return self.meter.read_all_mW(list(range(self.ports) if outputs is None else outputs))
+        return self.readout.read_mW(list(range(self.ports) if outputs is None else outputs))
 
 
 @dataclass(frozen=True)
@@ -119,40 +160,53 @@ class Latency:
 
 class Bench:
     """A bench opened from ``config`` (``connect(resource)`` opens a session: default
-    :class:`hil.visa.Session`). Close it, or use it as a context manager."""
+    :class:`hil.visa.Session` on ``config.visa_backend``). Close it, or use it as a context
+    manager: closing leaves the bench in its safe state (the laser off, every heater at
+    ``config.safe_current_mA``) unless ``keep`` (then as the last routine left it)."""
 
     def __init__(
-        self, config: BenchConfig, connect: Callable[[str], Connection] | None = None
+        self,
+        config: BenchConfig,
+        connect: Callable[[str], Connection] | None = None,
+        keep: bool = False,
     ) -> None:
         if connect is None:
             from hil.visa import Session
 
             def connect(resource: str) -> Connection:
-                return Session(resource, timeout_s=config.timeout_s)
+                return Session(resource, timeout_s=config.timeout_s, backend=config.visa_backend)
 
-        self.config = config
-        self._conns: list[Connection] = []
+        self.config, self.keep = config, keep
+        self._conns: dict[str, Connection] = {}
 
         def opened(resource: str) -> Connection:
-            conn = connect(resource)
-            self._conns.append(conn)
-            return conn
+            if resource not in self._conns:  # one session per instrument
+                self._conns[resource] = connect(resource)
+            return self._conns[resource]
 
         try:
-            self.meter = N7744A(opened(config.power_meter))
-            laser_conn = opened(config.laser)
-            self.laser: Laser = (
-                Laser8164B(laser_conn) if config.laser_model == "8164B" else TSL570(laser_conn)
+            self.meters: list[PowerMeter] = [
+                open_instrument(m.model, "power_meter", opened(m.resource), m.channels)
+                for m in config.meters
+            ]
+            self.laser: Laser = open_instrument(
+                config.laser.model, "laser", opened(config.laser.resource)
             )
-            same = config.input_switch in ("", config.laser)
-            self.selector = OpticalSwitch(laser_conn if same else opened(config.input_switch))
-            self.meter.set_wavelength_nm(config.wavelength_nm)
+            switch = config.input_switch
+            self.selector = OpticalSwitch(
+                opened(config.laser.resource if switch is None else switch.resource)
+            )
+            for meter in self.meters:
+                meter.set_wavelength_nm(config.wavelength_nm)
             self.laser.set_wavelength_nm(config.wavelength_nm)
             self.laser.set_power_mW(config.laser_power_mW)
             self.laser.on()
-            self.detectors = BenchDetectors(self.laser, self.selector, self.meter, config.ports)
+            readout = Readout(self.meters, config.meter_ports())
+            self.detectors = BenchDetectors(
+                self.laser, self.selector, readout, config.input_ports(), config.ports
+            )
             self.heaters = Qontrol(
-                opened(config.heater_driver),
+                opened(config.heater_driver.resource),
                 detectors=self.detectors,
                 max_current_mA=config.max_current_mA,
                 power_budget_mW=config.power_budget_mW,
@@ -168,14 +222,41 @@ class Bench:
             self.close()
             raise
 
+    def safe_state(self) -> list[str]:
+        """Put the bench in its safe state: the laser off, every heater channel at
+        ``config.safe_current_mA``. Every step is tried; what failed is returned, one line
+        each (an empty list: safe)."""
+        failed = []
+        laser = getattr(self, "laser", None)
+        heaters = getattr(self, "heaters", None)
+        if laser is not None:
+            try:
+                laser.off()
+            except (InstrumentError, OSError) as exc:
+                failed.append(f"laser off: {exc}")
+        if heaters is not None:
+            n = heaters.n_channels
+            try:
+                heaters.write(range(n), np.full(n, self.config.safe_current_mA))
+            except (InstrumentError, DriverError, PswitchError, OSError) as exc:
+                failed.append(f"heaters to {self.config.safe_current_mA} mA: {exc}")
+        return failed
+
     def close(self) -> None:
-        if getattr(self, "switch", None) is not None:
-            self.switch.close()
-        for conn in self._conns:
-            close = getattr(conn, "close", None)
-            if close is not None:
-                close()
-        self._conns.clear()
+        """Leave the safe state (unless ``keep``; a failure is logged) and close every
+        session."""
+        try:
+            if not self.keep:
+                for failure in self.safe_state():
+                    log.warning("bench not left safe: %s", failure)
+        finally:
+            if getattr(self, "switch", None) is not None:
+                self.switch.close()
+            for conn in self._conns.values():
+                close = getattr(conn, "close", None)
+                if close is not None:
+                    close()
+            self._conns.clear()
 
     def __enter__(self) -> Bench:
         return self
@@ -250,15 +331,22 @@ class Bench:
         cfg = self.config
         window_s = 2 * self.heaters.n_channels * (cfg.channel_write_s + cfg.settle_s) + 0.01
         points = min(int(np.ceil(window_s / averaging_s)), N7744A_MAX_LOG_POINTS)
-        self.meter.start_log(target, points, averaging_s)
+        i, channel = self.detectors.readout.where[target]
+        meter = self.meters[i]
+        if not isinstance(meter, N7744A):
+            raise SettingsError(
+                f"output {target} is on a {type(meter).__name__}, which cannot log: measuring "
+                "latency needs an N774x meter on the output"
+            )
+        meter.start_log(channel, points, averaging_s)
         logging = time.monotonic()  # the log started one round trip before: latency <= this
         modeled_s = self.switch.connect(after)
         command_s = time.monotonic() - logging
-        trace = self.meter.fetch_log(target, points, averaging_s)
+        trace = meter.fetch_log(channel, points, averaging_s)
         low, high = float(trace[0]), float(np.median(trace[-points // 10 :]))
         if not high > 2 * max(low, 1e-12):
             raise InstrumentError(
-                self.meter.resource,
+                meter.resource,
                 f"the light at output {target} did not rise ({low:.3g} -> {high:.3g} mW): "
                 f"log longer (points x averaging_s) than the reconfiguration",
             )

@@ -64,7 +64,7 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Self, TypeVar
 
 import numpy as np
@@ -195,6 +195,25 @@ class Session:
     def query_lines(self, cmd: str, n: int) -> list[str]:
         """Send a line and return its reply of ``n`` lines (terminators stripped)."""
         return self._run(cmd, lambda: [self._read_line() for _ in range(n)])
+
+    def query_each(self, cmds: Sequence[str]) -> list[str]:
+        """Send the lines ``cmds`` in one write and return their replies, in order: one round
+        trip for all instead of one each (an instrument answers its lines in order). After a
+        dropped connection all are sent again, so they must be safe to repeat (settings)."""
+        if not cmds:
+            return []
+
+        def read_all() -> list[str]:
+            replies: list[str] = []
+            try:
+                while len(replies) < len(cmds):
+                    replies.append(self._read_line())
+            except _TimeoutError:
+                self._owed += len(cmds) - len(replies) - 1  # _run owes the one it waits for
+                raise
+            return replies
+
+        return self._run(self.write_termination.join(cmds), read_all)
 
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         """Send a line and read its reply as an IEEE 488.2 definite-length block
@@ -333,7 +352,9 @@ class Session:
             if self._serial.in_waiting:
                 self._serial.reset_input_buffer()
         elif self._inst is not None:
-            self._inst.flush(constants.BufferOperation.discard_read_buffer_no_io)
+            # a backend that cannot flush (pyvisa-sim) keeps no stale bytes to discard this way
+            with contextlib.suppress(NotImplementedError):
+                self._inst.flush(constants.BufferOperation.discard_read_buffer_no_io)
 
     def _send(self, cmd: str) -> None:
         try:
@@ -420,6 +441,12 @@ def _shown(reply: object) -> str:
     return f"<block of {np.size(reply)} values>"
 
 
+#: The environment variable that chooses the VISA backend of :func:`open_transport`.
+BACKEND_VARIABLE = "PSWITCH_VISA_BACKEND"
+
+
 def open_transport(resource: str) -> Session:
-    """The ``pswitch.transports`` factory: a :class:`Session` with the defaults."""
-    return Session(resource)
+    """The ``pswitch.transports`` factory: a :class:`Session` with the defaults, on the backend
+    named by ``$PSWITCH_VISA_BACKEND`` (e.g. ``@ivi`` for the system's VISA library, which
+    GPIB and USB instruments usually need; unset: pyvisa-py)."""
+    return Session(resource, backend=os.environ.get(BACKEND_VARIABLE) or None)

@@ -4,9 +4,11 @@ Opens every instrument of the bench configuration (VISA sessions: the heater dri
 input switch and power meter), runs the firmware's self-calibration through them (each
 heater's I-V read back, then each MZI's fringe on the power meter), writes the calibration file
 atomically, locks each output ring on the laser, then applies every matching of an all-to-all
-cover with the calibration and measures each circuit's isolation on the meter. Exits 1 when a
-circuit is below the isolation it needs, a ring does not lock or an instrument fails; 2 on a
-bad command line or configuration.
+cover with the calibration and measures each circuit's isolation on the meter. Then, and after
+an error or Ctrl-C, it leaves the bench safe: laser off, heaters at the configuration's
+safe_current_mA (--keep leaves them). Exits 1 when a circuit is below the isolation it needs, a
+ring does not lock or an instrument fails; 2 on a bad command line or configuration; 130 on
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -54,20 +56,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--no-verify", action="store_true", help="skip the all-to-all check on the meter"
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the laser on and the heaters as calibrated when done (default: the bench's "
+        "safe state, laser off and heaters at the configuration's safe_current_mA, also after "
+        "an error or Ctrl-C)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(run=run)
 
 
-def calibrate(config: BenchConfig, output: str, verify: bool) -> dict[str, Any]:
+def calibrate(config: BenchConfig, output: str, verify: bool, keep: bool = False) -> dict[str, Any]:
     """Calibrate the bench's chip into ``output`` and check it; the results as data (s, mW,
-    dB)."""
+    dB). The bench is left in its safe state unless ``keep``."""
     import numpy as np
 
     from firmware.fabric import all_to_all
     from hil.bench import Bench
     from photonics.progress import steps
 
-    with Bench(config) as bench:
+    with Bench(config, keep=keep) as bench:
         update = progress_bar()
         t0 = time.perf_counter()
         cal = bench.calibrate(output, progress=within("calibrate", update))
@@ -140,7 +149,8 @@ def _print(r: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from hil.bench_config import BenchConfig
 
-    result = calibrate(BenchConfig.load(args.bench), str(args.output), not args.no_verify)
+    config = BenchConfig.load(args.bench)
+    result = calibrate(config, str(args.output), not args.no_verify, args.keep)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -12,7 +12,7 @@ import pytest
 
 from firmware.calibration_file import CalibrationFileError, load_calibration, save_calibration
 from firmware.store import Store, StoreError
-from hil.bench_config import BenchConfig
+from hil.bench_config import BenchConfig, Instrument
 from photonics.calibration import Calibration, RingTuning, same_calibration
 from photonics.errors import SettingsError
 from tests.strategies import CREATED
@@ -59,10 +59,10 @@ SCHEDULE = {
     "off": None,
     "on": True,
 }
-BENCH = BenchConfig(
-    "ASRL/dev/pts/3::INSTR",
-    "TCPIP0::h::1::SOCKET",
-    "TCPIP0::h::2::SOCKET",
+BENCH = BenchConfig(  # version 1: one meter (N7745A at 8 ports), channel k on output k
+    Instrument("Q8iv", "ASRL/dev/pts/3::INSTR"),
+    (Instrument("N7745A", "TCPIP0::h::1::SOCKET"),),
+    Instrument("8164B", "TCPIP0::h::2::SOCKET"),
     ring_channels=(16, 17),
     max_current_mA=8.5,
 )
@@ -85,10 +85,12 @@ def test_calibration_and_store_files_are_written_byte_for_byte_as_before(tmp_pat
     store = Store(tmp_path)
     store.write("schedule", SCHEDULE)
     assert store.path("schedule").read_bytes() == OLD_STORE_SCHEDULE
-    # the bench configuration is now written like the others (one field a line, no final
-    # newline): the same JSON document, so an older pswitch reads it too
+    # the bench configuration is now version 2 (instruments by model, meters wired by
+    # channel); a version 1 file reads as the same bench (above)
     BENCH.save(tmp_path / "bench.json")
-    assert json.loads((tmp_path / "bench.json").read_bytes()) == json.loads(OLD_BENCH)
+    written = json.loads((tmp_path / "bench.json").read_bytes())
+    assert written["version"] == 2 and written["meters"][0]["model"] == "N7745A"
+    assert BenchConfig.load(tmp_path / "bench.json") == BENCH
 
 
 def calibration_file(path: Path) -> tuple[Path, str]:
@@ -119,9 +121,12 @@ FORMATS = [
     [
         (
             lambda doc, key: doc | {key: 99},
-            r"written by a newer pswitch: (schema )?version 99 > 1; ",
+            r"written by a newer pswitch: (schema )?version 99 > [12]; ",
         ),
-        (lambda doc, key: doc | {key: 0}, r"unsupported (schema )?version 0 \(supported: 1 to 1\)"),
+        (
+            lambda doc, key: doc | {key: 0},
+            r"unsupported (schema )?version 0 \(supported: 1 to [12]\)",
+        ),
         (lambda doc, key: doc | {"x": float("nan")}, r"non-finite number NaN"),
         (lambda doc, key: json.dumps(doc)[:-9], r"not valid JSON, truncated or corrupt \("),
         (lambda doc, key: json.dumps(doc)[:-1] + ', "schema": 1}', r"duplicate field 'schema'"),

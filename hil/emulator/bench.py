@@ -12,9 +12,11 @@ file that :class:`~hil.bench.Bench` reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from firmware.commands import is_query
 from firmware.controller import Controller, Rings, Session
-from hil.bench_config import BenchConfig
+from hil.bench_config import BenchConfig, Instrument
 from hil.emulator.instruments import (
     LaserTSL570,
     Mainframe8164B,
@@ -24,6 +26,7 @@ from hil.emulator.instruments import (
 )
 from hil.emulator.server import Faults, PtyServer, TcpServer
 from hil.emulator.world import BenchWorld
+from hil.instruments.power_meters import N7744A_CHANNELS
 from photonics.chip import Chip, ChipSpec
 from photonics.errors import SettingsError
 
@@ -33,8 +36,10 @@ BENCH_PORTS = (4, 8)
 
 class EmulatedBench:
     """An emulated bench for a ``ports``-port Clements chip with output rings drawn from
-    ``seed``, its TCP instruments on ``host`` (loopback unless told otherwise). Start with
-    :meth:`start` or a ``with`` block; :attr:`servers` maps instrument names to servers."""
+    ``seed``, its TCP instruments on ``host`` (loopback unless told otherwise). ``meters``:
+    the N774x meters and the chip output on each of their channels (default: one N7744A or
+    N7745A, channel k on output k). Start with :meth:`start` or a ``with`` block;
+    :attr:`servers` maps instrument names to servers."""
 
     def __init__(
         self,
@@ -42,6 +47,7 @@ class EmulatedBench:
         seed: int = 0,
         host: str = "127.0.0.1",
         faults: Faults | None = None,
+        meters: Sequence[tuple[str, Sequence[int]]] = (),
     ) -> None:
         if ports not in BENCH_PORTS:
             raise SettingsError(
@@ -50,8 +56,14 @@ class EmulatedBench:
             )
         self.world = BenchWorld(Chip(ChipSpec(n_ports=ports, seed=seed, output_rings=True)))
         w = self.world
+        wired = meters or [(_DEFAULT_METER[ports], range(ports))]
         tcp = {
-            "power_meter": PowerMeterN7744A(w, channels=ports),
+            **{
+                _meter_name(i): PowerMeterN7744A(
+                    w, N7744A_CHANNELS[model], f"MY0000000{i + 1}", model, outputs
+                )
+                for i, (model, outputs) in enumerate(wired)
+            },
             "laser": Mainframe8164B(w),
             "tsl570": LaserTSL570(w),
             "pm100d": PowerMeterPM100D(w, port=0),
@@ -88,11 +100,16 @@ class EmulatedBench:
         chip, driver = self.world.chip, self.world.driver
         r = self.resources
         n = chip.n_ports
+        meters = [(n, s.handler) for n, s in self.servers.items() if n.startswith("power_meter")]
         return BenchConfig(
-            heater_driver=r["heater_driver"],
-            power_meter=r["power_meter"],
-            laser=r["laser"],
+            heater_driver=Instrument("Q8iv", r["heater_driver"]),
+            meters=tuple(Instrument(m.model, r[n], m.channels, m.outputs) for n, m in meters),
+            laser=Instrument("8164B", r["laser"]),
             switch=r["switch"],
+            spare=(
+                ("laser", Instrument("TSL570", r["tsl570"])),
+                ("power_meter", Instrument("PM100D", r["pm100d"], 1, (0,))),
+            ),
             ports=n,
             mesh=chip.spec.mesh,
             chip_id=f"EMU-{chip.spec.mesh.upper()}-{n}",
@@ -101,6 +118,14 @@ class EmulatedBench:
             power_budget_mW=float(chip.heaters.power_budget_mW),
             channel_write_s=driver.channel_write_s,
         )
+
+
+def _meter_name(i: int) -> str:
+    return "power_meter" if i == 0 else f"power_meter_{i + 1}"
+
+
+#: The meter that reads every output of a chip, by ports.
+_DEFAULT_METER = {4: "N7744A", 8: "N7745A"}
 
 
 class SwitchFirmware:

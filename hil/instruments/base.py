@@ -40,6 +40,10 @@ class Connection(Protocol):
         little-endian float32, as an array."""
         ...
 
+    def query_each(self, cmds: Sequence[str]) -> list[str]:
+        """Send several lines at once and return their replies, one each, in order."""
+        ...
+
 
 class Handler(Protocol):
     """An emulated instrument: one line in, the reply out (bytes for a binary block; None when
@@ -112,6 +116,9 @@ class Loopback:
         if len(lines) != n:
             raise InstrumentError(self.resource, f"{cmd!r}: {len(lines)} lines, expected {n}")
         return lines
+
+    def query_each(self, cmds: Sequence[str]) -> list[str]:
+        return [self.query(cmd) for cmd in cmds]
 
     def query_binary_floats(self, cmd: str) -> np.ndarray:
         reply = self._ask(cmd)

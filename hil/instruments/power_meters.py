@@ -1,4 +1,4 @@
-"""Optical power meters: Keysight N7744A/N7745A (4/8 channels) and Thorlabs PM100D.
+"""Optical power meters: the Keysight N774x family (2, 4 or 8 channels) and Thorlabs PM100D.
 
 Channels are 0-based here; on the wire the N7744A's channel ``c`` is slot ``c + 1``
 (``:READ<c+1>:CHAN1:POW?``), reading chip output ``c``. Powers in mW.
@@ -20,8 +20,18 @@ N7744A_WAVELENGTH_NM = (1250.0, 1650.0)
 N7744A_AVERAGING_S = (1e-6, 10.0)
 #: Most points one logging run holds.
 N7744A_MAX_LOG_POINTS = 1_000_000
-#: Channels by model.
-N7744A_CHANNELS = {"N7744A": 4, "N7745A": 8}
+#: Channels by model: the N774x family shares the command set (N7744A/C and N7748A/C 4,
+#: N7745A/C 8, N7747A/C 2).
+N7744A_CHANNELS = {
+    "N7744A": 4,
+    "N7744C": 4,
+    "N7745A": 8,
+    "N7745C": 8,
+    "N7747A": 2,
+    "N7747C": 2,
+    "N7748A": 4,
+    "N7748C": 4,
+}
 #: PM100D with an InGaAs photodiode sensor: wavelength correction range, nm.
 PM100D_WAVELENGTH_NM = (800.0, 1700.0)
 
@@ -104,7 +114,9 @@ class N7744A(ScpiDriver):
 
 
 class PM100D(ScpiDriver):
-    """A Thorlabs PM100D power meter with one sensor."""
+    """A Thorlabs PM100D power meter with one sensor: a one-channel meter."""
+
+    n_channels = 1
 
     def set_wavelength_nm(self, nm: float) -> None:
         """Wavelength the sensor's responsivity is corrected for, nm."""
@@ -114,3 +126,10 @@ class PM100D(ScpiDriver):
     def read_mW(self) -> float:
         """A new power reading, mW."""
         return 1e3 * float(self._query("MEAS:POW?"))
+
+    def read_all_mW(self, channels: Sequence[int] | None = None) -> np.ndarray:
+        """A new reading of the one channel (``channels`` ``[0]`` or None), mW."""
+        for c in [0] if channels is None else channels:
+            check_index(self.resource, "channel", c, 1)
+        reading = self.read_mW()
+        return np.full(1 if channels is None else len(channels), reading)

@@ -13,9 +13,10 @@ As a :class:`~firmware.driver.ChipDriver` (so the firmware's
 
 - ``write`` validates the whole new state (channels, each channel's ``IMAX`` read from the
   instrument, the power budget) before the first channel is written, writes the changed
-  channels one command each, and returns once they have settled: ``channel_write_s`` per
-  channel plus ``settle_s`` of thermal settling. A failure part-way raises
-  :class:`~firmware.driver.DriverError` (the controller rolls back);
+  channels one command each, all sent in one write (one round trip, the replies read in
+  order), and returns once they have settled: ``channel_write_s`` per channel plus
+  ``settle_s`` of thermal settling. A channel that fails raises
+  :class:`~firmware.driver.DriverError`, what was applied kept (the controller rolls back);
 - ``detect``/``measure``/``monitor`` read light through the optional ``detectors``
   (:class:`~hil.instruments.base.Detectors`); without them they raise ``DriverError``;
 - ``power_mW`` models each heater as a constant resistance: the V/I read back at the highest
@@ -204,6 +205,25 @@ class Qontrol:
         self._set(f"I{channel}={float(mA)!r}")
         self._current[channel] = mA
 
+    def _send_all(self, channels: np.ndarray, mA: np.ndarray) -> None:
+        """Set several channels in one round trip (their lines sent together, the replies
+        read in order); what was applied is kept even when some failed (DriverError)."""
+        cmds = [f"I{c}={float(v)!r}" for c, v in zip(channels, mA, strict=True)]
+        try:
+            replies = self.conn.query_each(cmds)
+        except InstrumentError as exc:
+            raise DriverError(f"write of {len(cmds)} channels failed: {exc}") from exc
+        failed = []
+        for c, v, cmd, reply in zip(channels, mA, cmds, replies, strict=True):
+            reply = reply.strip()
+            if reply.upper() == "OK":
+                self._current[c] = v
+            else:
+                error = qontrol_error(self.resource, reply, cmd)
+                failed.append(str(error or f"{cmd!r}: expected OK, got {reply!r}"))
+        if failed:
+            raise DriverError(f"write failed on {len(failed)} of {len(cmds)}: {failed[0]}")
+
     def _check(self, new: np.ndarray) -> None:
         """Every limit of a whole new state, before anything is written."""
         if not np.all(np.isfinite(new)):
@@ -241,21 +261,12 @@ class Qontrol:
         new[ch] = value
         self._check(new)
         todo = np.flatnonzero(new != self._current)
-        done_s: list[float] = []
-        for c in todo:
-            try:
-                self._send(int(c), new[c])
-            except InstrumentError as exc:
-                raise DriverError(
-                    f"write failed after {len(done_s)} of {todo.size}: {exc}"
-                ) from exc
-            done_s.append(time.monotonic())
-        if done_s:  # the hardware takes channel_write_s per channel, in order, then settles
+        if todo.size:
+            self._send_all(todo, new[todo])
+            # the hardware takes channel_write_s per channel, in order, then settles; the
+            # channels were acknowledged together, when the last reply came
             step = self.channel_write_s + self.settle_s
-            # channel k settles at the latest (n - k) steps after its acknowledgement: a late
-            # acknowledgement (a loaded host) delays every channel after it
-            left = todo.size - np.arange(todo.size)
-            until = float(np.max(np.asarray(done_s) + left * step)) + _WAIT_MARGIN_S
+            until = time.monotonic() + todo.size * step + _WAIT_MARGIN_S
             time.sleep(max(until - time.monotonic(), 0.0))
         return self._spent(start)
 

@@ -2,10 +2,12 @@
 against the emulated bench."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +17,9 @@ from hypothesis import strategies as st
 
 from firmware.calibration_file import load_calibration
 from hil.bench import Bench
-from hil.bench_config import BenchConfig
+from hil.bench_config import BenchConfig, Instrument
 from hil.emulator.bench import EmulatedBench
+from hil.instruments.registry import MODELS, models
 from photonics.calibration import same_calibration
 from photonics.errors import SettingsError
 from photonics.selfcal import route_quality
@@ -24,19 +27,40 @@ from photonics.selfcal import route_quality
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))
 
 
+def _config(**changes) -> BenchConfig:
+    return BenchConfig(
+        Instrument("Q8iv", "ASRL/dev/pts/3::INSTR"),
+        (Instrument("N7745A", "TCPIP0::h::1::SOCKET"),),
+        Instrument("8164B", "TCPIP0::h::2::SOCKET"),
+        **changes,
+    )
+
+
 def test_a_bench_config_round_trips_and_bad_files_are_refused(tmp_path) -> None:
-    cfg = BenchConfig("ASRL/dev/pts/3::INSTR", "TCPIP0::h::1::SOCKET", "TCPIP0::h::2::SOCKET")
+    cfg = _config()
     path = tmp_path / "bench.json"
     cfg.save(path)
     assert BenchConfig.load(path) == cfg
     doc = json.loads(path.read_text())
+    meter = doc["meters"][0]
     for change, why in (
-        ({"version": 2}, "upgrade"),
+        ({"version": 3}, "upgrade"),
         ({"schema": "other"}, "not a pswitch bench"),
         ({"lasr": "x"}, r"unexpected field\(s\) lasr"),
         ({"ports": 1}, "ports"),
-        ({"laser_model": "X"}, "laser_model"),
+        ({"laser": {"model": "X", "resource": "r"}}, "unknown laser model 'X'; known: 8164B"),
+        ({"laser": "TCPIP0::h::2::SOCKET"}, "a version 1 resource string"),
+        ({"meters": [meter | {"model": "8164B"}]}, "unknown power meter model '8164B'"),
+        ({"meters": [meter | {"channels": 9}]}, "has 8 channels, configured 9"),
+        ({"meters": [meter | {"ports": [0, 1, 2, 3, 4, 5, 6, 6]}]}, "output 6 is wired to two"),
+        (
+            {"meters": [meter | {"ports": [0, 1, 2, 3, 4, 5, 6, None]}]},
+            r"reads chip output\(s\) \[7\]",
+        ),
+        ({"meters": []}, "one or more power meters"),
+        ({"laser": {"model": "TSL570", "resource": "r"}}, "TSL570 laser has no 1xN module"),
         ({"settle_s": -1}, "settle_s"),
+        ({"safe_current_mA": 11}, "above max_current_mA"),
     ):
         path.write_text(json.dumps(doc | change))
         with pytest.raises(SettingsError, match=why):
@@ -48,23 +72,47 @@ def test_a_bench_config_round_trips_and_bad_files_are_refused(tmp_path) -> None:
         BenchConfig.load(tmp_path / "absent.json")
 
 
+@st.composite
+def _meters(draw, ports: int) -> tuple[Instrument, ...]:
+    """Meters of registered models whose channels read the outputs in a random order, some
+    channels unwired."""
+    outputs: list[int | None] = list(draw(st.permutations(range(ports))))
+    meters = []
+    while outputs:
+        model = draw(st.sampled_from(models("power_meter")))
+        n = MODELS[model].channels
+        wired = outputs[:n] + [None] * max(0, n - len(outputs))
+        outputs = outputs[n:]
+        text = st.text(min_size=1).filter(str.strip)
+        meters.append(Instrument(model, draw(text), n, tuple(draw(st.permutations(wired)))))
+    return tuple(meters)
+
+
 @given(
-    resources=st.lists(st.text(min_size=1), min_size=3, max_size=3),
-    ports=st.integers(2, 64),
+    resources=st.lists(st.text(min_size=1).filter(str.strip), min_size=2, max_size=2),
+    ports_meters=st.integers(2, 32).flatmap(lambda n: st.tuples(st.just(n), _meters(n))),
+    laser=st.sampled_from(models("laser")),
     ring_channels=st.lists(st.integers(0, 255), max_size=8),
     budget=st.none() | st.floats(1e-3, 1e6),
     settle_s=st.floats(0, 10),
 )
 def test_any_bench_config_round_trips(
-    tmp_path_factory, resources, ports, ring_channels, budget, settle_s
+    tmp_path_factory, resources, ports_meters, laser, ring_channels, budget, settle_s
 ) -> None:
+    ports, meters = ports_meters
+    switch = None if laser == "8164B" else Instrument("8164B-switch", "GPIB0::5::INSTR")
     cfg = BenchConfig(
-        *resources,
+        Instrument("Q8iv", resources[0]),
+        meters,
+        Instrument(laser, resources[1]),
+        input_switch=switch,
         ports=ports,
         ring_channels=tuple(ring_channels),
         power_budget_mW=budget,
         settle_s=settle_s,
     )
+    wired = {output: (i, ch) for output, i, ch in cfg.meter_ports()}
+    assert all(meters[i].ports[ch] == output for output, (i, ch) in wired.items())
     path = tmp_path_factory.mktemp("bench") / "bench.json"
     cfg.save(path)
     assert BenchConfig.load(path) == cfg
@@ -138,7 +186,7 @@ def test_pswitch_serve_runs_the_bench_in_another_process(tmp_path) -> None:
             assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
             time.sleep(0.05)
         cfg = BenchConfig.load(config)
-        assert cfg.ports == 4 and "127.0.0.1" in cfg.power_meter
+        assert cfg.ports == 4 and "127.0.0.1" in cfg.meters[0].resource
         with Bench(cfg) as bench:
             assert bench.switch is not None and bench.switch.idn().startswith("PSWITCH,")
             bench.switch.connect([(0, 2)])
@@ -147,7 +195,10 @@ def test_pswitch_serve_runs_the_bench_in_another_process(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
-    assert "heater_driver" in proc.stdout.read()
+    printed = set(re.findall(r"\S+::\S+", proc.stdout.read()))  # every resource served
+    listed = {cfg.heater_driver.resource, cfg.laser.resource, cfg.switch}
+    listed |= {m.resource for m in cfg.meters} | {i.resource for _, i in cfg.spare}
+    assert len(printed) == 6 and printed == listed
 
 
 def test_pswitch_serve_refuses_a_size_it_cannot_serve() -> None:
@@ -235,3 +286,46 @@ def test_a_remote_client_verifies_a_route_on_the_switchs_own_detectors() -> None
             seen = bench.firmware.powers(unit="dBm")
             assert seen[5] == pytest.approx(dbm[5], abs=0.05)
             assert np.all(seen[5] - np.delete(seen, 5) > 20)
+
+
+def _lit(world) -> list[str]:
+    return [name for name in ("8164B", "TSL570") if name in world._lasers and world.laser(name).on]
+
+
+def test_a_bench_of_two_meters_wired_out_of_order_sees_each_output_where_it_is() -> None:
+    # two N7744C (the current model) reading the 8 outputs in reverse order, channel by channel
+    wiring = [("N7744C", (3, 2, 1, 0)), ("N7744C", (7, 6, 5, 4))]
+    with EmulatedBench(ports=8, seed=0, meters=wiring) as emulated:
+        cfg = emulated.config()
+        assert [(m.model, m.ports) for m in cfg.meters] == wiring
+        with Bench(cfg) as bench:
+            bench.use_calibration(emulated.world.chip.factory_calibration(cfg.chip_id))
+            check = bench.verify([(0, 5), (1, 2), (3, 7), (4, 6)])
+            assert check.worst_isolation_db >= 20
+            for src, dst in check.isolation_db:  # each input's light is found at its partner
+                assert int(np.argmax(check.power_dBm[:, src])) == dst
+
+
+def test_closing_a_bench_leaves_it_safe_unless_kept(tmp_path) -> None:
+    with EmulatedBench(ports=4, seed=1) as emulated:
+        world, cfg = emulated.world, replace(emulated.config(), safe_current_mA=0.5)
+        with pytest.raises(RuntimeError), Bench(cfg) as bench:
+            bench.use_calibration(world.chip.factory_calibration(cfg.chip_id))
+            bench.verify([(0, 3)])
+            assert _lit(world) and world.driver.currents().max() > 1
+            raise RuntimeError("a routine failed")
+        assert _lit(world) == [] and np.all(world.driver.currents() == 0.5)
+        with Bench(cfg, keep=True) as bench:
+            bench.heaters.write([2], [3.0])
+        assert _lit(world) == ["8164B"] and world.driver.currents()[2] == 3.0
+
+
+def test_the_bench_docs_example_loads_and_name_every_model(tmp_path) -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "bench.md").read_text()
+    example = re.search(r"```json\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "bench.json").write_text(example)
+    cfg = BenchConfig.load(tmp_path / "bench.json")
+    assert [port for port, _, _ in cfg.meter_ports()] == list(range(8))
+    assert cfg.meter_ports()[0] == (0, 0, 3)  # output 0 on the first meter's last channel
+    table = text[text.index("## Models") :]
+    assert all(re.search(rf"\b{re.escape(name)}\b", table) for name in MODELS)

@@ -85,7 +85,7 @@ CASES: list[tuple[list[str], str]] = [
     (["schedule", "ring", "--seed", "-1"], "--seed: needs an integer >= 0, got -1"),
     # calibrate
     (["calibrate"], "required: --bench"),
-    (["calibrate", "--bench", "partial.json"], "missing field(s) heater_driver, power_meter"),
+    (["calibrate", "--bench", "partial.json"], "missing field(s) heater_driver, meters"),
     (["calibrate", "--bench", "broken.json"], "broken.json"),
     (["calibrate", "--bench", "/no/such/bench.json"], "cannot read bench config /no/such"),
     (["calibrate", "--bench", "folder"], "cannot read bench config folder"),

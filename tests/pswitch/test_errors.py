@@ -11,8 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from hil.bench_config import BenchConfig
+from hil.instruments import Laser8164B, Qontrol
+from hil.visa import Session
 from photonics.errors import PswitchError, SettingsError
 from pswitch import cli
 
@@ -80,7 +84,7 @@ def test_layout_refuses_a_picture_in_a_folder_that_does_not_exist(tmp_path) -> N
 def test_calibrate_names_the_fields_a_bench_config_lacks(tmp_path) -> None:
     (tmp_path / "partial.json").write_text('{"schema": "pswitch.bench", "version": 1, "ports": 4}')
     done = run("calibrate", "--bench", "partial.json", cwd=tmp_path)
-    assert_one_line(done, 2, "partial.json", "missing field(s) heater_driver, power_meter, laser")
+    assert_one_line(done, 2, "partial.json", "missing field(s) heater_driver, meters, laser")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["partial.json"]
 
 
@@ -141,6 +145,10 @@ def test_ctrl_c_stops_calibrate_and_leaves_no_partial_file(tmp_path) -> None:
         code, err = interrupt(["calibrate", "--bench", str(config), "-o", "out/cal.json"], tmp_path)
         assert_interrupted(code, err, "calibrate")
         assert list(out.iterdir()) == []  # no calibration, no temp file
+        cfg = BenchConfig.load(config)  # and the bench left safe: laser off, heaters at 0
+        with Session(cfg.laser.resource) as laser, Session(cfg.heater_driver.resource) as q:
+            assert not Laser8164B(laser).is_on()
+            assert np.all(Qontrol(q).currents() == cfg.safe_current_mA)
         # the bench is still usable: the interrupted session was closed
         done = run(
             "calibrate", "--bench", str(config), "-o", "out/cal.json", "--json", cwd=tmp_path

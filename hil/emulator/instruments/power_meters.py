@@ -4,7 +4,7 @@ drivers are :mod:`hil.instruments.power_meters`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,8 +56,9 @@ class _MeterChannel:
 
 
 class PowerMeterN7744A(ScpiInstrument):
-    """A Keysight N7744A (4 channels) or N7745A (8) multichannel power meter: channel ``n``
-    (``SENS<n>``, ``FETC<n>``, ``READ<n>``, each with ``CHAN1``) reads chip output ``n - 1``.
+    """A Keysight N774x multichannel power meter (``model``, default by ``channels``: N7747A
+    2, N7744A 4, N7745A 8): channel ``n`` (``SENS<n>``, ``FETC<n>``, ``READ<n>``, each with
+    ``CHAN1``) reads chip output ``outputs[n - 1]`` (default ``n - 1``).
 
     ``:SENS<n>[:CHAN1]:POW:WAV`` (m; query in m), ``:SENS<n>[:CHAN1]:POW:UNIT 0|1|DBM|W``,
     ``:SENS<n>[:CHAN1]:POW:ATIM`` (s), ``:FETC<n>[:CHAN1][:SCAL]:POW[:DC]?``,
@@ -74,18 +75,32 @@ class PowerMeterN7744A(ScpiInstrument):
     the channel's module. Numbers in Keysight's NR3 (``+1.23456789E-006``).
     """
 
-    def __init__(self, world: BenchWorld, channels: int = 4, serial: str = "MY00000001") -> None:
-        models = {n: m for m, n in N7744A_CHANNELS.items()}
-        if channels not in models or channels > world.n_ports:
+    def __init__(
+        self,
+        world: BenchWorld,
+        channels: int = 4,
+        serial: str = "MY00000001",
+        model: str | None = None,
+        outputs: Sequence[int] | None = None,
+    ) -> None:
+        model = model or {2: "N7747A", 4: "N7744A", 8: "N7745A"}.get(channels)
+        if model not in N7744A_CHANNELS or N7744A_CHANNELS[model] != channels:
             raise SettingsError(
-                f"channels must be one of {sorted(models)} and at most the chip's "
-                f"{world.n_ports} outputs, got {channels}"
+                f"an N774x meter of {channels} channels: model {model!r} has "
+                f"{N7744A_CHANNELS.get(model or '', 'no')} (models: {N7744A_CHANNELS})"
             )
-        self.channels = channels
+        #: The chip output each channel reads (channel n: ``outputs[n - 1]``).
+        self.outputs = tuple(range(channels)) if outputs is None else tuple(outputs)
+        if len(self.outputs) != channels or not all(0 <= o < world.n_ports for o in self.outputs):
+            raise SettingsError(
+                f"outputs must give a chip output (0 to {world.n_ports - 1}) for each of the "
+                f"{channels} channels, got {self.outputs}"
+            )
+        self.channels, self.model = channels, model
         numbered = {
             name: (1, channels) for name in ("SENS", "FETC", "READ", "INIT", "TRIG", "SLOT")
         }
-        idn = f"Keysight Technologies,{models[channels]},{serial},V1.0.0"
+        idn = f"Keysight Technologies,{model},{serial},V1.0.0"
         super().__init__(world, idn, {**numbered, "CHAN": (1, 1)})
 
     def reset(self) -> None:
@@ -175,10 +190,11 @@ class PowerMeterN7744A(ScpiInstrument):
 
     def _all_readings(self, _: int) -> list[float]:
         mW = self.world.output_power_mW()
-        return [in_unit(float(mW[k]), c.unit, 1e3) for k, c in enumerate(self.state)]
+        pairs = zip(self.outputs, self.state, strict=True)
+        return [in_unit(float(mW[o]), c.unit, 1e3) for o, c in pairs]
 
     def _reading(self, n: int) -> float:
-        mW = float(self.world.output_power_mW()[n - 1])
+        mW = float(self.world.output_power_mW()[self.outputs[n - 1]])
         return in_unit(mW, self.state[n - 1].unit, 1e3)
 
     def _log_setup(self, n: int, points: int, averaging_s: float) -> None:
@@ -204,7 +220,7 @@ class PowerMeterN7744A(ScpiInstrument):
             raise ScpiError(-221, "logging still in progress")
         if c.log_data is None:  # sample k averages [start + k t, start + (k + 1) t)
             ends = c.log_start_s + c.log_averaging_s * np.arange(1, c.log_points + 1)
-            c.log_data = 1e-3 * self.world.output_power_mW(ends)[:, n - 1]
+            c.log_data = 1e-3 * self.world.output_power_mW(ends)[:, self.outputs[n - 1]]
         return float32_block(c.log_data)
 
 
