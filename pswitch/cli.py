@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import json
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -185,9 +188,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``pswitch`` command; its exit code (see the module docstring)."""
     prog, debug = "pswitch", False
     try:
-        args = build_parser().parse_args(argv)
-        prog, debug = f"pswitch {args.command}", args.debug
-        return args.run(args)
+        with _interrupts() as interrupted:
+            try:
+                args = build_parser().parse_args(argv)
+                prog, debug = f"pswitch {args.command}", args.debug
+                return args.run(args)
+            except Exception:
+                if interrupted and not debug:  # the Ctrl-C was lost in a callback: see below
+                    raise KeyboardInterrupt from None
+                raise
     except KeyboardInterrupt:  # Ctrl-C, after the finally-blocks and context managers ran
         if debug:
             raise
@@ -202,6 +211,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         code, message = failure(exc)
         print(f"{getattr(exc, 'prog', prog)}: error: {message}", file=sys.stderr)
         return code
+
+
+@contextlib.contextmanager
+def _interrupts() -> Iterator[list[bool]]:
+    """Note every Ctrl-C (the list holds True once one came). Python raises KeyboardInterrupt
+    where the main thread is; inside a callback from C (numba's compiler calls back into Python
+    while it compiles) it is printed as "Exception ignored" and lost, and the compiler then
+    fails with an unrelated error. The command is still interrupted: :func:`main` reports it
+    so, and the lost one prints nothing."""
+    seen: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def on_sigint(signum: int, frame: object) -> None:
+        seen.append(True)
+        raise KeyboardInterrupt
+
+    def unraisable(hook: Any) -> None:
+        if not issubclass(hook.exc_type, KeyboardInterrupt):
+            previous_hook(hook)
+
+    previous, previous_hook = signal.signal(signal.SIGINT, on_sigint), sys.unraisablehook
+    sys.unraisablehook = unraisable
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = previous_hook
 
 
 def failure(exc: Exception) -> tuple[int, str]:

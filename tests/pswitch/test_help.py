@@ -32,7 +32,16 @@ def help_text(*command: str) -> str:
 
 
 def test_every_command_is_covered() -> None:
-    assert set(COMMANDS) == {"demo", "serve", "route", "schedule", "calibrate", "layout", "bench"}
+    assert set(COMMANDS) == {
+        "demo",
+        "serve",
+        "switch",
+        "route",
+        "schedule",
+        "calibrate",
+        "layout",
+        "bench",
+    }
 
 
 def test_the_parser_and_every_help_import_no_numerics() -> None:
