@@ -91,7 +91,7 @@ class ChipDriver(Protocol):
     ) -> np.ndarray:
         """Apply each row of currents ``(B, channels)`` in turn and read the detectors
         ``(B, detectors)`` (or only ``outputs``: ``(B, len(outputs))``); the currents applied
-        before are restored afterwards."""
+        before are restored afterwards, at once or by :meth:`release`."""
         ...
 
     def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
@@ -114,6 +114,13 @@ class ChipDriver(Protocol):
     def wait_settled(self) -> None:
         """Return once every heater write has taken effect on the chip (``*OPC?``, ``*WAI``):
         at once for a driver whose ``write`` returns settled."""
+        ...
+
+    def release(self) -> None:
+        """Restore the currents a :meth:`measure` or :meth:`voltage` left on the hardware, if
+        any: a driver that restores lazily (so consecutive measurements of the same light path
+        write only what differs) does it here; the firmware calls it at the end of every
+        command. A no-op for a driver that restores at once."""
         ...
 
 
@@ -265,6 +272,9 @@ class EmulatedDriver:
 
     def temperature_C(self) -> float:
         return REFERENCE_TEMPERATURE_C + self.delta_T_K
+
+    def release(self) -> None:
+        """Measurements restore at once: nothing to release."""
 
     def wait_settled(self) -> None:
         """Writes are modeled, not waited for: nothing to wait for."""

@@ -245,6 +245,7 @@ class Core:
         currents = self.driver.currents()
         try:
             yield
+            self.driver.release()  # the currents a measurement left, back before the command ends
             self._write_unsaved()
         except BaseException:
             self._unsaved.clear()

@@ -128,6 +128,8 @@ class Qontrol:
                 self.resource, "power_budget_mW", power_budget_mW, 0, self._budget_mW, "mW"
             )
         self._current = self._all("IALL?")
+        #: What the instrument has now: the commanded currents, or a measurement's last row.
+        self._applied = self._current.copy()
         self._resistance = np.full(self._n, float(resistance_ohm))
         self._resistance_at_mA = np.zeros(self._n)  # current of each resistance read-back
 
@@ -182,6 +184,7 @@ class Qontrol:
 
     def current(self, channel: int) -> float:
         """One channel's current as the instrument reads it back, mA."""
+        self.release()
         return float(self._ask(f"I{check_index(self.resource, 'channel', channel, self._n)}?"))
 
     def currents(self) -> np.ndarray:
@@ -190,8 +193,12 @@ class Qontrol:
 
     def voltages(self) -> np.ndarray:
         """Every channel's voltage as read back, V (refines the resistance model)."""
+        self.release()
+        return self._volts()
+
+    def _volts(self) -> np.ndarray:
         volts = self._all("VALL?")
-        self._learn(self._current, volts)
+        self._learn(self._applied, volts)
         return volts
 
     def set_max_voltage(self, channel: int, volts: float) -> None:
@@ -202,8 +209,9 @@ class Qontrol:
         self._vmax[channel] = volts
 
     def _send(self, channel: int, mA: float) -> None:
+        self.release()
         self._set(f"I{channel}={float(mA)!r}")
-        self._current[channel] = mA
+        self._current[channel] = self._applied[channel] = mA
 
     def _send_all(self, channels: np.ndarray, mA: np.ndarray) -> None:
         """Set several channels in one round trip (their lines sent together, the replies
@@ -217,7 +225,7 @@ class Qontrol:
         for c, v, cmd, reply in zip(channels, mA, cmds, replies, strict=True):
             reply = reply.strip()
             if reply.upper() == "OK":
-                self._current[c] = v
+                self._applied[c] = v
             else:
                 error = qontrol_error(self.resource, reply, cmd)
                 failed.append(str(error or f"{cmd!r}: expected OK, got {reply!r}"))
@@ -260,15 +268,31 @@ class Qontrol:
         new = self._current.copy()
         new[ch] = value
         self._check(new)
-        todo = np.flatnonzero(new != self._current)
-        if todo.size:
-            self._send_all(todo, new[todo])
-            # the hardware takes channel_write_s per channel, in order, then settles; the
-            # channels were acknowledged together, when the last reply came
-            step = self.channel_write_s + self.settle_s
-            until = time.monotonic() + todo.size * step + _WAIT_MARGIN_S
-            time.sleep(max(until - time.monotonic(), 0.0))
+        try:
+            self._apply(new)
+        finally:
+            self._current = self._applied.copy()  # what was applied, also part-way
         return self._spent(start)
+
+    def _apply(self, new: np.ndarray) -> None:
+        """Put ``new`` (checked) on the instrument: the channels that differ from what it has
+        now, in one round trip; return once they have settled."""
+        todo = np.flatnonzero(new != self._applied)
+        if not todo.size:
+            return
+        self._send_all(todo, new[todo])
+        # the hardware takes channel_write_s per channel, in order, then settles; the
+        # channels were acknowledged together, when the last reply came
+        step = self.channel_write_s + self.settle_s
+        until = time.monotonic() + todo.size * step + _WAIT_MARGIN_S
+        time.sleep(max(until - time.monotonic(), 0.0))
+
+    def release(self) -> None:
+        """Put the currents back that a measurement's rows left (see :meth:`measure`)."""
+        if np.any(self._applied != self._current):
+            start = time.monotonic()
+            self._apply(self._current)
+            self._spent(start)
 
     def _spent(self, start: float) -> float:
         seconds = time.monotonic() - start
@@ -283,10 +307,13 @@ class Qontrol:
     def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
         return self._read(lambda detectors: detectors.monitor(outputs))
 
-    def _read(self, read: Callable[[Detectors], np.ndarray]) -> np.ndarray:
-        """``read(detectors)`` as floats (mW), its time spent; DriverError without them."""
+    def _read(self, read: Callable[[Detectors], np.ndarray], rows: bool = False) -> np.ndarray:
+        """``read(detectors)`` as floats (mW), its time spent; DriverError without them. The
+        currents are the commanded ones first, unless the read is one of ``rows``."""
         if self.detectors is None:
             raise DriverError(f"{self.resource}: no detectors attached to this heater driver")
+        if not rows:
+            self.release()
         start = time.monotonic()
         try:
             return np.asarray(read(self.detectors), dtype=float)
@@ -294,21 +321,23 @@ class Qontrol:
             self._spent(start)
 
     def _each_row(self, rows_mA: np.ndarray, read: Callable[[], np.ndarray]) -> np.ndarray:
-        """Apply each row of currents in turn, ``read()`` at each; then restore."""
+        """Apply each row of currents in turn, ``read()`` at each. The commanded currents are
+        put back lazily (:meth:`release`: before anything else reads or writes, and by the
+        firmware at the end of each command), so the rows of consecutive measurements that set
+        up the same light path write only what differs."""
         rows = np.asarray(rows_mA, dtype=float)
         if rows.ndim != 2 or rows.shape[1] != self._n:
             raise ShapeError(f"expected rows of {self._n} currents, got {rows.shape}")
         for row in rows:
             self._check(row)
-        held = self._current.copy()
-        everything = np.arange(self._n)
+        out = []
+        start = time.monotonic()
         try:
-            out = []
             for row in rows:
-                self.write(everything, row)
+                self._apply(row)
                 out.append(read())
         finally:
-            self.write(everything, held)
+            self._spent(start)
         return np.array(out).reshape(len(rows), -1)
 
     def measure(
@@ -317,10 +346,12 @@ class Qontrol:
         input_field: Sequence[complex],
         outputs: Sequence[int] | None = None,
     ) -> np.ndarray:
-        return self._each_row(rows_mA, lambda: self.detect(input_field, outputs))
+        return self._each_row(
+            rows_mA, lambda: self._read(lambda d: d.detect(input_field, outputs), rows=True)
+        )
 
     def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
-        return self._each_row(rows_mA, self.voltages)
+        return self._each_row(rows_mA, self._volts)
 
     def power_mW(self, current_mA: np.ndarray) -> np.ndarray:
         current = np.asarray(current_mA, dtype=float)

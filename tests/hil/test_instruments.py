@@ -643,3 +643,21 @@ def test_the_firmware_runs_on_the_host_over_a_qontrol(chip) -> None:
     seen = detectors.meter.read_all_mW()
     assert int(np.argmax(seen)) == 5
     assert seen[5] > 100 * np.delete(seen, 5).max()
+
+
+def test_qontrol_measurements_of_one_light_path_write_only_what_differs(chip) -> None:
+    bench = Bench(chip, clock=time.monotonic)
+    q = Qontrol(Loopback(bench.qontrol), max_current_mA=10.0)
+    q.write([0], [1.0])
+    sent: list[str] = []
+    each = q.conn.query_each
+    q.conn.query_each = lambda cmds: sent.extend(cmds) or each(cmds)
+    rows = np.zeros((2, q.n_channels))
+    rows[:, [3, 4, 5]] = 2.0  # a light path of three heaters...
+    rows[1, 6] = 1.0  # ...and the heater under test
+    q.voltage(rows)
+    q.voltage(rows)  # the same path again: its heaters are already there
+    assert sent == ["I0=0.0", "I3=2.0", "I4=2.0", "I5=2.0", "I6=1.0", "I6=0.0", "I6=1.0"]
+    assert q.currents().tolist() == [1.0] + [0.0] * (q.n_channels - 1)  # as commanded
+    q.release()  # what the firmware does at the end of each command
+    assert np.array_equal(bench.world.driver.currents(), q.currents())
