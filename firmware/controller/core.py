@@ -63,6 +63,9 @@ CURRENT = Param("current", "number", 0, Bound("max_current_mA"), "mA", default=0
 RING = Param("ring", "int", 0, Bound("rings", -1, floor=0))
 #: A controller's attributes that are machinery, not state: a transaction neither copies nor
 #: restores them. Every other attribute is state.
+#: Rows an overlapped operation measures between two chances for other clients' commands.
+STEP_ROWS = 32
+
 MACHINERY = frozenset(
     {
         "driver",
@@ -329,25 +332,27 @@ class Core:
         """:meth:`ChipDriver.measure <firmware.driver.ChipDriver.measure>` with every row
         checked first (:meth:`_check`: -221/-222 before a row is sent): how self-calibration,
         ring locks and tracking measure. Readings in mW."""
-        rows = np.asarray(rows_mA, dtype=float)
-        self._stand_aside()
-        self._check(rows)
-        return self.driver.measure(rows, input_field, outputs)
+        return self._batched(rows_mA, lambda rows: self.driver.measure(rows, input_field, outputs))
 
     def _voltage(self, rows_mA: np.ndarray) -> np.ndarray:
         """The heaters' voltage read-back (V) at each row of currents, every row checked first
         as in :meth:`_measure`."""
-        rows = np.asarray(rows_mA, dtype=float)
-        self._stand_aside()
-        self._check(rows)
-        return self.driver.voltage(rows)
+        return self._batched(rows_mA, self.driver.voltage)
 
-    def _stand_aside(self) -> None:
-        """Before a measurement batch of an overlapped operation (in its thread), let the
-        commands of other sessions that came meanwhile run (:meth:`DeviceLock.step
-        <firmware.controller.session.DeviceLock.step>`)."""
-        if self.stepping == threading.get_ident():
+    def _batched(self, rows_mA: np.ndarray, read: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``read(rows)`` with every row checked first; in an overlapped operation (in its
+        thread), in chunks of :data:`STEP_ROWS` rows with the other sessions' commands let
+        through before each (:meth:`DeviceLock.step
+        <firmware.controller.session.DeviceLock.step>`), so none waits longer than a chunk."""
+        rows = np.asarray(rows_mA, dtype=float)
+        self._check(rows)
+        if self.stepping != threading.get_ident():
+            return read(rows)
+        parts = []
+        for start in range(0, max(len(rows), 1), STEP_ROWS):
             self.lock.step()
+            parts.append(read(rows[start : start + STEP_ROWS]))
+        return np.concatenate(parts)
 
     def _apply(self, new: np.ndarray, plan: SwitchPlan | None, manual: bool = False) -> None:
         """Write ``new`` currents (all channels) and make ``plan`` the applied configuration."""
