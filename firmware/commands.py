@@ -117,15 +117,33 @@ class ScpiError(Exception):
         return '"' + message.replace('"', "'") + '"'
 
 
+#: IEEE 488.2 event status register bits (``*ESR?``): operation complete, query error,
+#: device-dependent error, execution error, command error, power on.
+ESR_OPC, ESR_QYE, ESR_DDE, ESR_EXE, ESR_CME, ESR_PON = 1, 4, 8, 16, 32, 128
+#: IEEE 488.2 status byte bits (``*STB?``): error queue not empty, questionable summary,
+#: message available, an enabled event (ESR & ESE), master summary, operation summary.
+STB_EAV, STB_QUES, STB_MAV, STB_ESB, STB_MSS, STB_OPER = 4, 8, 16, 32, 64, 128
+
+
+def event_bit(code: int) -> int:
+    """The event status bit an error of SCPI ``code`` sets (-1xx command, -2xx execution,
+    -3xx device-dependent, -4xx query)."""
+    return {1: ESR_CME, 2: ESR_EXE, 3: ESR_DDE, 4: ESR_QYE}.get(-code // 100, ESR_DDE)
+
+
 class ErrorQueue:
     """The SCPI error queue: first in, first out, :data:`QUEUE_SIZE` entries; when full, the
-    newest entry is replaced by -350 (queue overflow) and further errors are dropped."""
+    newest entry is replaced by -350 (queue overflow) and further errors are dropped. Every
+    error pushed also sets its bit in :attr:`events`, the owner's event status register."""
 
-    def __init__(self, size: int = QUEUE_SIZE) -> None:
+    def __init__(self, size: int = QUEUE_SIZE, events: int = 0) -> None:
         self._items: deque[ScpiError] = deque()
         self.size = size
+        self.events = events
 
     def push(self, error: ScpiError) -> None:
+        if error.code < 0:
+            self.events |= event_bit(error.code)
         if len(self._items) < self.size - 1:
             self._items.append(error)
         elif len(self._items) == self.size - 1:

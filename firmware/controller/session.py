@@ -39,7 +39,15 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from firmware.calibration_file import CalibrationFileError
-from firmware.commands import Command, ErrorQueue, ScpiError, format_reply, parse_line
+from firmware.commands import (
+    ESR_OPC,
+    ESR_PON,
+    Command,
+    ErrorQueue,
+    ScpiError,
+    format_reply,
+    parse_line,
+)
 from firmware.driver import DriverError
 from firmware.store import StoreError
 from photonics.errors import FitError, LimitError, MatchingError, PortError, PswitchError
@@ -114,9 +122,14 @@ class Session:
     def __init__(self, controller: Core, overlapped: bool = True) -> None:
         self.controller = controller
         self.overlapped = overlapped
-        self.errors = ErrorQueue()
+        #: Its error queue; ``errors.events`` is its IEEE 488.2 event status register.
+        self.errors = ErrorQueue(events=ESR_PON)
+        #: Its event status enable and service request enable masks (``*ESE``, ``*SRE``).
+        self.ese = self.sre = 0
         self.last_time_s = 0.0
         self._operation: threading.Thread | None = None
+        self._pending = False  # an operation it started has not completed (under the lock)
+        self._opc_armed = False  # ``*OPC`` came while one ran: set OPC when it completes
 
     def handle(self, line: str | bytes) -> str | None:
         """Run one line; return its query replies joined by ``;`` (None without queries).
@@ -143,6 +156,14 @@ class Session:
         (``*WAI``, ``*OPC?``)."""
         if self._operation is not None:
             self._operation.join()
+
+    def arm_opc(self) -> None:
+        """``*OPC``: set the OPC bit of the event status register once the operation this
+        session started has completed (at once when none runs)."""
+        with self.controller.lock:  # an operation completes under the lock
+            self._opc_armed = self._pending
+            if not self._pending:
+                self.errors.events |= ESR_OPC
 
     @contextlib.contextmanager
     def _serving(self, what: object) -> Iterator[None]:
@@ -176,6 +197,7 @@ class Session:
             if spec.execution == "device":
                 return self._execute(handler, cmd.args)
             c.busy = spec.short  # reserved, before the rest of the line runs
+            self._pending = True
         if not self.overlapped:
             return self._operate(handler, cmd.args)
         self._operation = threading.Thread(
@@ -184,7 +206,7 @@ class Session:
         try:
             self._operation.start()
         except BaseException:  # no thread: the reservation must not outlive it
-            c.busy = ""
+            c.busy, self._pending = "", False
             raise
         return None
 
@@ -199,7 +221,13 @@ class Session:
         try:
             with c.lock:
                 c.stepping = threading.get_ident()
-                return self._execute(handler, args)
+                try:
+                    return self._execute(handler, args)
+                finally:
+                    self._pending = False
+                    if self._opc_armed:
+                        self._opc_armed = False
+                        self.errors.events |= ESR_OPC
         finally:
             c.stepping, c.busy = None, ""
 

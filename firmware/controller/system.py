@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from firmware.commands import Bound, Param, ScpiError
+from firmware.commands import STB_EAV, STB_ESB, STB_MSS, STB_OPER, STB_QUES, Bound, Param, ScpiError
 from firmware.controller.core import Core
 from firmware.declarations import command, query
 
 
 class SystemCommands(Core):
-    """``*IDN``, ``*RST``, ``*CLS``, ``*OPC``, ``*WAI``, ``*TST``, ``SYSTem:...`` and
+    """The IEEE 488.2 common commands (``*IDN``, ``*RST``, ``*CLS``, ``*OPC``, ``*WAI``,
+    ``*TST``, ``*ESR``, ``*ESE``, ``*SRE``, ``*STB``, ``*OPT``), ``SYSTem:...`` and
     ``STATus:...``."""
 
     @query(
@@ -38,12 +39,24 @@ class SystemCommands(Core):
 
     @command(
         "*CLS",
-        summary="Clear the error queue (this client's).",
+        summary="Clear the error queue and the event status register (this client's).",
         example="*CLS",
         execution="session",
     )
     def clear_status(self) -> None:
         self.errors.clear()
+        self.errors.events = 0
+
+    @command(
+        "*OPC",
+        summary="Set the operation-complete bit (1) of this client's event status register "
+        "once the overlapped operation it started (CAL:RUN, RING:LOCK) has completed; at once "
+        "when none runs. The line goes on at once (*OPC? and *WAI wait instead).",
+        example="CAL:RUN;*OPC",
+        execution="session",
+    )
+    def arm_operation_complete(self) -> None:
+        self.session.arm_opc()
 
     @query(
         "*OPC",
@@ -95,6 +108,79 @@ class SystemCommands(Core):
         for problem in problems:
             self.errors.push(ScpiError(-330, problem))
         return 1 if problems else 0
+
+    @query(
+        "*ESR",
+        reply="integer 0-255",
+        summary="This client's event status register, cleared by reading it: 1 operation "
+        "complete (*OPC), 4 query error, 8 device-dependent error, 16 execution error, 32 "
+        "command error, 128 power on (set when the client connected).",
+        example="*ESR?",
+        execution="session",
+    )
+    def event_status(self) -> int:
+        errors = self.errors
+        value, errors.events = errors.events, 0
+        return value
+
+    @command(
+        "*ESE",
+        Param("mask", "int", 0, 255),
+        summary="Which event status bits set the status byte's ESB bit (32), this client's.",
+        example="*ESE 60",
+        execution="session",
+    )
+    def set_event_enable(self, mask: int) -> None:
+        self.session.ese = mask
+
+    @query("*ESE", reply="integer 0-255", example="*ESE?", execution="session")
+    def event_enable(self) -> int:
+        return self.session.ese
+
+    @command(
+        "*SRE",
+        Param("mask", "int", 0, 255),
+        summary="Which status byte bits set its master summary bit (64), this client's.",
+        example="*SRE 4",
+        execution="session",
+    )
+    def set_service_enable(self, mask: int) -> None:
+        self.session.sre = mask & ~STB_MSS  # bit 6 cannot enable itself
+
+    @query("*SRE", reply="integer 0-255", example="*SRE?", execution="session")
+    def service_enable(self) -> int:
+        return self.session.sre
+
+    @query(
+        "*STB",
+        reply="integer 0-255",
+        summary="Status byte: 4 this client's error queue is not empty, 8 a questionable bit "
+        "is set (STAT:QUES?), 32 an enabled event (*ESR & *ESE), 64 an enabled bit (*SRE), "
+        "128 an operation bit is set (STAT:OPER?). Reading it clears nothing.",
+        example="*STB?",
+        execution="session",
+    )
+    def status_byte(self) -> int:
+        session = self.session
+        with self.lock:  # the condition bits are the device's
+            oper, ques = self.operation_status(), self.questionable_status()
+        stb = (
+            STB_EAV * bool(len(session.errors))
+            | STB_QUES * bool(ques)
+            | STB_ESB * bool(session.errors.events & session.ese)
+            | STB_OPER * bool(oper)
+        )
+        return stb | STB_MSS * bool(stb & session.sre)
+
+    @query(
+        "*OPT",
+        reply='"0" or the options, comma-separated',
+        summary="Installed options: 0 (none).",
+        example="*OPT?",
+        execution="session",
+    )
+    def options(self) -> str:
+        return "0"
 
     @query(
         "SYSTem:ERRor",

@@ -47,10 +47,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from firmware.commands import (
+    ESR_OPC,
+    ESR_PON,
+    STB_EAV,
+    STB_ESB,
+    STB_MAV,
+    STB_MSS,
+    STB_QUES,
     ErrorQueue,
     Param,
     ScpiError,
     Spec,
+    event_bit,
     format_reply,
     parse_args,
     split_line,
@@ -64,12 +72,6 @@ from photonics.errors import LimitError, PswitchError
 #: <hil.emulator.world.BenchWorld.output_power_mW>`), a small positive power.
 DBM_FLOOR = -120.0
 
-# IEEE 488.2 event status register bits
-ESR_OPC, ESR_QYE, ESR_DDE, ESR_EXE, ESR_CME, ESR_PON = 1, 4, 8, 16, 32, 128
-# status byte bits
-STB_EAV, STB_QUES, STB_MAV, STB_ESB, STB_MSS = 4, 8, 16, 32, 64
-
-
 def dbm(mW: float) -> float:
     """Power in dBm; :data:`DBM_FLOOR` for no power at all (0 mW)."""
     return 10 * math.log10(mW) if mW > 0 else DBM_FLOOR
@@ -80,11 +82,6 @@ def keysight_nr3(x: float, decimals: int = 8) -> str:
     the point, a three-digit signed exponent (``+1.55000000E-006``)."""
     mantissa, exponent = f"{x:+.{decimals}E}".split("E")
     return f"{mantissa}E{int(exponent):+04d}"
-
-
-def _event_bit(code: int) -> int:
-    """The event status bit an error of SCPI ``code`` sets."""
-    return {1: ESR_CME, 2: ESR_EXE, 3: ESR_DDE, 4: ESR_QYE}.get(-code // 100, ESR_DDE)
 
 
 def float32_block(values: Sequence[float] | np.ndarray, dtype: str = "<f4") -> bytes:
@@ -207,7 +204,7 @@ class ScpiInstrument:
                     replies.append(reply if isinstance(reply, bytes) else self.reply(reply))
         except ScpiError as exc:
             self.errors.push(exc)
-            self.esr |= _event_bit(exc.code)
+            self.esr |= event_bit(exc.code)
         if not replies:
             return None
         if any(isinstance(r, bytes) for r in replies):
