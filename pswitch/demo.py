@@ -381,6 +381,19 @@ def _matching_title(plan: SwitchPlan) -> str:
     return "\n".join(textwrap.wrap(f"matching {pairs}", 90))
 
 
+def _cell_legend() -> list[Any]:
+    """The legend entries both mesh figures share: a cell's state and whether it carries a
+    circuit."""
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], color="tab:blue", lw=4, label="bar"),
+        Line2D([], [], color="tab:orange", lw=4, label="cross"),
+        Line2D([], [], color="grey", lw=4, label="on a circuit"),
+        Line2D([], [], color="grey", lw=1.2, label="parked"),
+    ]
+
+
 def _feedforward_mesh_figure(mesh: Any, theta: np.ndarray, plan: SwitchPlan) -> Any:
     """A feed-forward mesh drawn as its columns of MZIs between numbered ports (inputs left,
     outputs right): each MZI coloured bar or cross (``theta``, rad), thick where a circuit of
@@ -429,10 +442,7 @@ def _feedforward_mesh_figure(mesh: Any, theta: np.ndarray, plan: SwitchPlan) -> 
         ax.annotate(str(mode), (columns, mode), xytext=(columns + 0.4, mode), va="center")
     ax.legend(
         handles=[
-            Line2D([], [], color="tab:blue", lw=4, label="bar"),
-            Line2D([], [], color="tab:orange", lw=4, label="cross"),
-            Line2D([], [], color="grey", lw=4, label="on a circuit"),
-            Line2D([], [], color="grey", lw=1.2, label="parked"),
+            *_cell_legend(),
             Line2D([], [], color=colours[0], lw=2.5, label="a pair's light (one colour)"),
         ],
         loc="upper left",
@@ -487,10 +497,7 @@ def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPl
         ax.annotate(str(i), xy, xytext=xy + 0.25 * out, ha="center", va="center", fontsize=8)
     ax.legend(
         handles=[
-            Line2D([], [], color="tab:blue", lw=4, label="bar"),
-            Line2D([], [], color="tab:orange", lw=4, label="cross"),
-            Line2D([], [], color="grey", lw=4, label="on a circuit"),
-            Line2D([], [], color="grey", lw=1.2, label="parked"),
+            *_cell_legend(),
             Line2D([], [], color="black", marker="o", lw=0, label="endpoint (number)"),
         ],
         loc="upper left",

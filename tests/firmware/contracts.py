@@ -3,7 +3,7 @@ and counted by benchmarks/bench_robustness.py.
 
 :class:`ContractMachine` sends lines, valid and invalid (:func:`tests.strategies.scpi_lines`:
 MIN/MAX/DEF in every position, unit suffixes, huge, negative and non-finite numbers, quotes,
-``;``-joined mixtures, non-UTF-8 bytes; long lines at the bounds; the reproducers of issue 17),
+``;``-joined mixtures, non-UTF-8 bytes; long lines at the bounds; the reported defects),
 to an emulated 4-port switch with rings and a store, injects faults (:func:`inject`: the
 store's fsync, a heater write part-way, a detector read), restarts it on its store, and checks
 after every line:
@@ -85,7 +85,7 @@ ACTIONS = (
     "SCH:CLE",
     "*RST",
 )
-#: The lines of issue 17's reports (on this 4-port switch).
+#: The lines of the reported defects (on this 4-port switch).
 REPRODUCERS = (
     "ROUT:MATC DEF",
     "SCH:ADD 1,DEF",

@@ -83,12 +83,12 @@ def test_a_matching_lights_each_partner_and_leaves_the_rest_dark() -> None:
         ('ROUT:MATC "0', -150),
         ("x" * (MAX_LINE + 1), -363),
         (b"ROUT:MATC 0,1\xff", -101),
-        # issue 17: these raised TypeError out of handle
+        # these once raised TypeError out of handle
         ("ROUT:MATC DEF", -224),
         ("SCH:ADD 1,DEF", -224),
         ("ROUT:MATC 0,1,DEF", -224),
         ("ROUT:MATC DEF;*OPC?", -224),
-        # issue 17: read as port 1 (0 is lit here, 1 and 2 are dark)
+        # once read as port 1 (0 is lit here, 1 and 2 are dark)
         ("ROUT:CONN 0.99999999999999999,2", -104),
         ("SCH:LOAD 1ms,2,0,1,1ms,2,0,0", -224),  # the second step is bad: nothing loaded
         ("SCH:LOAD 1ms,2,0,1,1ms,3,0,1", -109),

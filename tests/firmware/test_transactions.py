@@ -17,6 +17,7 @@ from firmware.controller import Controller
 from firmware.controller.core import MACHINERY
 from firmware.driver import DriverError
 from firmware.sdk import Switch, SwitchError
+from tests.firmware.contracts import ACTIONS
 from tests.firmware.state import ATTRIBUTES, capture
 
 
@@ -112,34 +113,7 @@ def test_calibrate_and_save_without_a_store_fails_before_anything_changes() -> N
 
 # ---- any failing command, any fault ---------------------------------------------------------
 
-LINES = [
-    "ROUT:MATC 0,1",
-    "ROUT:MATC 0,2,1,3",
-    "ROUT:CONN 2,3",
-    "ROUT:DISC 0",
-    "ROUT:CLE",
-    "ROUT:REPL 0,2,3",
-    "HEAT:CURR 3,2.5",
-    "HEAT:CURR 17,9",
-    "SYST:POW:LIM 60",
-    "SYST:POW:LIM 1000",
-    "SYST:CURR:LIM 3",
-    "SYST:CURR:LIM 10",
-    "SYST:INT ON",
-    "SYST:INT OFF",
-    "RING:LOCK 0",
-    "RING:LOCK 1",
-    "RING:UNL 0",
-    "CAL:RUN",
-    "CAL:SAVE",
-    "CAL:LOAD",
-    "SCH:ADD 1ms,0,1",
-    "SCH:ADD 1ms,0,3,1,2",
-    "SCH:STAR",
-    "SCH:STEP",
-    "SCH:CLE",
-    "*RST",
-]
+LINES = ACTIONS  # the contracts' well-formed commands that change the state
 FAULTS = [None, "driver", "measurement", "store", "store after rename"]
 
 

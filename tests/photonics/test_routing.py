@@ -216,7 +216,7 @@ def test_isolation_aware_routing_never_does_worse_than_plain_routing() -> None:
 
 
 def test_6x6_isolation_reaches_25_db_on_a_chip_of_published_cells() -> None:
-    # the issue's criterion, checked by the scattering solve at 1550 nm; the router knows each
+    # the requirement, checked by the scattering solve at 1550 nm; the router knows each
     # cell's extinction (as a calibration measures it) but not the couplers' phases
     mesh, inputs, outputs = switch_6x6()
     chip, extinction = _published_chip(mesh, seed=3)
@@ -253,7 +253,7 @@ def test_typical_imperfections_are_the_published_typical_cell() -> None:
 
 @given(st.permutations(range(6)))
 def test_every_6x6_permutation_reaches_25_db_under_the_default_imperfections(perm) -> None:
-    # the issue's criterion, checked by the scattering solve on cells at the typical figures
+    # the requirement, checked by the scattering solve on cells at the typical figures
     mesh, inputs, outputs = switch_6x6()
     result = Router(mesh).route(requests_for(Permutation(list(perm)), (inputs, outputs)), True)
     check = verify(mesh, result, MZIImperfections.typical())
