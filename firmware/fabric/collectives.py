@@ -219,6 +219,25 @@ def all_to_all_shift(ports: Sequence[int], n_bytes: float) -> Collective:
     return Collective("all-to-all (shifts)", "all-to-all", ports, n, n / p, tuple(rounds))
 
 
+def all_to_all_ring(ports: Sequence[int], n_bytes: float) -> Collective:
+    """All-to-all relayed along a fixed one-way ring ``i -> i + 1``: what rank ``i`` has for
+    rank ``i + d`` travels ``d`` hops; round ``r = 1 .. p - 1`` carries ``p - r`` pieces of
+    ``n / p`` per port, ``(p - 1) / 2 n`` bytes in all. Its links are one directed cycle, which
+    a matching cannot hold (a feed-forward mesh can, as one permutation): the static baseline
+    of the reconfiguring all-to-alls."""
+    ports, n = _check(ports, n_bytes)
+    p = len(ports)
+    rounds = []
+    for r in range(1, p):
+        ts = []
+        for i in range(p):
+            src = (i - r + 1) % p
+            segs = tuple(src * p + (src + d) % p for d in range(r, p))
+            ts.append(Transfer(ports[i], ports[(i + 1) % p], segs, False))
+        rounds.append(Round(tuple(ts), f"relay {r}"))
+    return Collective("all-to-all (static ring)", "all-to-all", ports, n, n / p, tuple(rounds))
+
+
 def all_to_all_pairs(ports: Sequence[int], n_bytes: float) -> Collective:
     """All-to-all through the all-to-all cover: one round per matching of the circle method
     (``p - 1`` perfect matchings for even ``p``, ``p`` for odd), each pair exchanging its

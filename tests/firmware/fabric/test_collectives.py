@@ -13,6 +13,7 @@ from firmware.fabric import (
     HeaterWriteModel,
     Link,
     all_to_all_pairs,
+    all_to_all_ring,
     all_to_all_shift,
     circuit_timing,
     compile_collective,
@@ -35,7 +36,14 @@ from tests.firmware.fabric.fabrics import clements
 from tests.strategies import seeds
 
 ALL_REDUCES = [ring_all_reduce, halving_doubling_all_reduce, straggler_all_reduce]
-ALL = [*ALL_REDUCES, ring_reduce_scatter, ring_all_gather, all_to_all_shift, all_to_all_pairs]
+ALL = [
+    *ALL_REDUCES,
+    ring_reduce_scatter,
+    ring_all_gather,
+    all_to_all_shift,
+    all_to_all_pairs,
+    all_to_all_ring,
+]
 LINK = Link(bandwidth_Bps=25e9, alpha_s=2e-6)
 
 
@@ -168,6 +176,8 @@ def test_all_to_all_shift_and_cover_cost_the_same_on_an_electrical_switch():
     for c in (all_to_all_shift(range(p), n), all_to_all_pairs(range(p), n)):
         assert close(electrical_timing(c, LINK).total_s, (p - 1) * (a + n / p * b))
     assert len(compile_collective(all_to_all_pairs(range(p), n), p).steps) == p - 1
+    relay = electrical_timing(all_to_all_ring(range(p), n), LINK)
+    assert close(relay.total_s, (p - 1) * a + (p - 1) / 2 * n * b)
     assert len(compile_collective(all_to_all_shift(range(p), n), p).steps) > p - 1
 
 
