@@ -72,6 +72,7 @@ from photonics.errors import LimitError, PswitchError
 #: <hil.emulator.world.BenchWorld.output_power_mW>`), a small positive power.
 DBM_FLOOR = -120.0
 
+
 def dbm(mW: float) -> float:
     """Power in dBm; :data:`DBM_FLOOR` for no power at all (0 mW)."""
     return 10 * math.log10(mW) if mW > 0 else DBM_FLOOR
