@@ -1,4 +1,5 @@
 """Sequences of matchings on a switch fabric: all-to-all covers (:mod:`.covers`),
+collectives compiled into matchings and timed (:mod:`.collectives`),
 time-multiplexed schedules (:mod:`.schedules`), jobs (:mod:`.jobs`), accelerator failover onto
 spare ports (:mod:`.spares`) and tenant slices (:mod:`.tenants`); :mod:`.plans` holds the plan
 helpers they share. Import the names from here.
@@ -19,6 +20,31 @@ Pure logic on :mod:`photonics.switch` fabrics (no I/O). Terms:
 Times are in s.
 """
 
+from firmware.fabric.collectives import (
+    CircuitSchedule,
+    CircuitStep,
+    Collective,
+    CollectiveTiming,
+    Link,
+    Round,
+    StepTime,
+    StragglerCost,
+    Transfer,
+    all_to_all_pairs,
+    all_to_all_ring,
+    all_to_all_shift,
+    circuit_timing,
+    compile_collective,
+    electrical_timing,
+    halving_doubling_all_reduce,
+    holdings,
+    ring_all_gather,
+    ring_all_reduce,
+    ring_reduce_scatter,
+    straggler_all_reduce,
+    straggler_cost,
+    with_straggler,
+)
 from firmware.fabric.covers import AllToAll, all_to_all
 from firmware.fabric.jobs import Job, job_matchings
 from firmware.fabric.schedules import (
@@ -36,20 +62,43 @@ from firmware.fabric.tenants import Slicing, TenantSlice, slice_tenants
 
 __all__ = [
     "AllToAll",
+    "CircuitSchedule",
+    "CircuitStep",
+    "Collective",
+    "CollectiveTiming",
     "FailoverResult",
     "HeaterWriteModel",
     "Job",
+    "Link",
     "ReconfigurationModel",
+    "Round",
     "Schedule",
     "ScheduleTiming",
     "Slicing",
     "Step",
+    "StepTime",
+    "StragglerCost",
     "TenantSlice",
+    "Transfer",
     "all_to_all",
+    "all_to_all_pairs",
+    "all_to_all_ring",
+    "all_to_all_shift",
+    "circuit_timing",
+    "compile_collective",
+    "electrical_timing",
     "failover",
+    "halving_doubling_all_reduce",
+    "holdings",
     "job_matchings",
     "phases_schedule",
     "plan_schedule",
+    "ring_all_gather",
+    "ring_all_reduce",
+    "ring_reduce_scatter",
     "schedule_timing",
     "slice_tenants",
+    "straggler_all_reduce",
+    "straggler_cost",
+    "with_straggler",
 ]

@@ -104,7 +104,7 @@ CASES: list[tuple[list[str], str]] = [
     (["layout", "--mesh", "switch6x6", "--ports", "8"], "a switch6x6 switch has 6 ports, got 8"),
     (["layout", "--mesh", "nosuch"], "--mesh: invalid choice: 'nosuch'"),
     # bench
-    (["bench", "nosuch"], "unknown benchmark 'nosuch': known cli, failover"),
+    (["bench", "nosuch"], "unknown benchmark 'nosuch': known cli, collectives, failover"),
     (["bench", "--dir", "/no/such"], "no benchmarks folder at /no/such"),
     (["bench", "router", "thermal", "--args=--json"], "--args goes to one benchmark"),
     (["bench", "--list", "router"], "--list lists every benchmark and stops"),
