@@ -112,6 +112,11 @@ class YieldStudy:
         """The study as plain JSON-ready values."""
         return asdict(self)
 
+    def identity(self) -> dict[str, Any]:
+        """What a chip's row depends on: the study without its number of chips (chip ``i`` is
+        the same chip in a study of 10 chips and in one of 1000)."""
+        return {k: v for k, v in asdict(self).items() if k != "chips"}
+
 
 def chip_seeds(study: YieldStudy, index: int) -> tuple[int, np.random.Generator]:
     """Chip ``index``'s fabrication seed (an integer for :class:`ChipSpec`) and the generator
@@ -197,7 +202,9 @@ def wilson_interval(passed: int, total: int, z: float = Z_95) -> tuple[float, fl
     scale = 1 + z * z / total
     centre = (p + z * z / (2 * total)) / scale
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / scale
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if passed == 0 else max(0.0, centre - half)
+    high = 1.0 if passed == total else min(1.0, centre + half)
+    return low, high
 
 
 def summarize(study: YieldStudy, rows: list[dict[str, Any]]) -> dict[str, Any]:
