@@ -5,7 +5,8 @@ photodiodes, set to every matching of the all-to-all cover and measured (16-port
 default). Figures:
 
 - ``chips_per_s_per_core``: a plain loop of :func:`photonics.chip_yield.run_chip` in this
-  process;
+  process, with one BLAS thread (as in a Dask worker: numpy's default of one thread per core
+  makes the loop slower, 28 s against 20 s for 8 chips on 2 cores);
 - ``scaling_2_workers``: throughput with a local Dask cluster of 2 worker processes over that
   with 1 (each from start-up to the last row on disk; 2 on a 2-core machine is the most);
 - ``overhead_vs_serial``: wall time of 1 worker through Dask (cluster start-up and Parquet
@@ -24,19 +25,25 @@ Run::
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import signal
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
-from typing import Any
 
-from photonics.chip_yield import YieldStudy, run_chip
-from pswitch.yield_study import read_rows, run_study
+# One BLAS thread in this process, as in Dask's worker processes (distributed sets the same
+# variables before it starts them): the plain loop is then one core's work, like a worker's.
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_name] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from photonics.chip_yield import YieldStudy, run_chip  # noqa: E402
+from pswitch.yield_study import read_rows, run_study  # noqa: E402
 
 
 def timed_study(study: YieldStudy, folder: Path, workers: int) -> tuple[float, list[dict]]:
