@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from pswitch import args as types
@@ -33,7 +34,7 @@ EXAMPLES = """examples:
 """
 
 
-def spread(high: float, unit: str) -> Any:
+def spread(high: float, unit: str) -> Callable[[str], float]:
     """An argument type: a number >= 0 and <= ``high`` (in ``unit``)."""
 
     def parse(text: str) -> float:

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from photonics.chip_yield import YieldStudy, run_chip
-from photonics.errors import SettingsError
+from photonics.errors import PswitchError, SettingsError
 
 Progress = Callable[[str, int, int], None]
 
@@ -105,7 +105,14 @@ def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
-        return stack.enter_context(Client(scheduler))
+        try:
+            return stack.enter_context(Client(scheduler))
+        except OSError as exc:  # refused or timed out (distributed.comm.timeouts.connect)
+            raise PswitchError(
+                f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with "
+                f"`dask scheduler` and its workers with `dask worker ADDRESS`, or leave out "
+                f"--scheduler for a local cluster"
+            ) from None
     local = LocalCluster(
         n_workers=workers or os.cpu_count() or 1,
         threads_per_worker=1,
