@@ -46,6 +46,8 @@ IV_MARGIN = 0.9
 Z_95 = 1.959963984540054
 #: The figures of a row that are numbers measured on the chip (dB), for summaries.
 FIGURES = ("worst_isolation_db", "worst_loss_db", "worst_excess_loss_db")
+#: What a row says of the chip as drawn (its fabrication, before any measurement).
+DRAWN = ("max_coupler_error", "heater_efficiency_rms", "max_mzi_loss_db")
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,8 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     ``index``, ``chip_seed``, ``calibrated``, ``readings`` (detector readings the calibration
     took), ``matchings`` measured, ``worst_isolation_db``, ``worst_loss_db``,
     ``worst_excess_loss_db`` (measured loss over the loss-only path loss, the most any circuit
-    lost to imperfect calibration), ``max_coupler_error`` (largest |splitting error| drawn),
+    lost to imperfect calibration), what was drawn (:data:`DRAWN`: the largest |splitting
+    error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB) and
     ``passed``."""
     chip_seed, rng = chip_seeds(study, index)
     chip = Chip(study.spec(chip_seed))
@@ -152,6 +155,10 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
                 np.abs(chip.imperfections.splitter_error_out).max(),
             )
         ),
+        "heater_efficiency_rms": float(
+            np.sqrt(np.mean((chip.heaters.p_pi_mW / chip.spec.p_pi_mW - 1) ** 2))
+        ),
+        "max_mzi_loss_db": float(np.max(chip.imperfections.loss_bar_db)),
         "passed": False,
     }
 
@@ -207,10 +214,40 @@ def wilson_interval(passed: int, total: int, z: float = Z_95) -> tuple[float, fl
     return low, high
 
 
+def ranks(values: np.ndarray) -> np.ndarray:
+    """The rank of each value (0-based; ties take their mean rank)."""
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(len(values))
+    rank[order] = np.arange(len(values))
+    for value in np.unique(values):
+        tied = values == value
+        rank[tied] = rank[tied].mean()
+    return rank
+
+
+def sensitivity(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Which drawn imperfection (:data:`DRAWN`) goes with a chip's worst isolation: for each,
+    Spearman's rank correlation with ``worst_isolation_db`` over the calibrated chips, the
+    strongest (largest magnitude) first; empty with fewer than 3 calibrated chips. A
+    correlation, from the rows alone: a sweep says more of what moves the yield."""
+    chips = [r for r in rows if r["calibrated"]]
+    if len(chips) < 3:
+        return []
+    isolation = ranks(np.array([r["worst_isolation_db"] for r in chips], dtype=float))
+    out = []
+    for name in DRAWN:
+        drawn = ranks(np.array([r[name] for r in chips], dtype=float))
+        spread = drawn.std() * isolation.std()  # 0 when either is the same on every chip
+        covariance = np.mean((drawn - drawn.mean()) * (isolation - isolation.mean()))
+        rho = float(covariance / spread) if spread > 0 else 0.0
+        out.append({"drawn": name, "spearman_vs_worst_isolation": rho})
+    return sorted(out, key=lambda s: -abs(s["spearman_vs_worst_isolation"]))
+
+
 def summarize(study: YieldStudy, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Yield of ``rows`` (chips of ``study``) with its Wilson 95 % interval, and the 5th, 50th
+    """Yield of ``rows`` (chips of ``study``) with its Wilson 95 % interval, the 5th, 50th
     and 95th percentiles of each figure of :data:`FIGURES` over the calibrated chips (None when
-    no chip calibrated)."""
+    no chip calibrated) and the :func:`sensitivity` ranking."""
     passed = sum(bool(r["passed"]) for r in rows)
     low, high = wilson_interval(passed, len(rows)) if rows else (0.0, 1.0)
     percentiles: dict[str, dict[str, float | None]] = {}
@@ -227,4 +264,5 @@ def summarize(study: YieldStudy, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "yield": passed / len(rows) if rows else None,
         "yield_95": [low, high],
         "percentiles": percentiles,
+        "sensitivity": sensitivity(rows),
     }

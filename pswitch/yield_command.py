@@ -180,4 +180,9 @@ def _print(r: dict[str, Any]) -> None:
         p = r["percentiles"][name]
         cells = "".join(f"{'n/a' if p[q] is None else format(p[q], '.2f'):>9}" for q in p)
         print(f"  {label:<26}{cells}")
+    if r["sensitivity"]:
+        ranking = ", ".join(
+            f"{s['drawn']} {s['spearman_vs_worst_isolation']:+.2f}" for s in r["sensitivity"]
+        )
+        print(f"  worst isolation's rank correlation with what was drawn: {ranking}")
     print(f"  rows: {r['output']} ({r['chips_run_now']} chips run now)")

@@ -11,8 +11,9 @@ The output is a folder of Parquet files, one dataset (``pyarrow.parquet.read_tab
 whole): each batch of rows is one ``part-NNNNN.parquet``, written to a hidden file then renamed,
 so a study killed at any moment leaves only whole files. ``_study.json`` holds the study the
 rows belong to (:meth:`~photonics.chip_yield.YieldStudy.identity`: all but the number of
-chips). Run the same study on the same folder again, with as many chips or more, and it submits
-only the chips not in it yet; a folder of another study is refused before anything runs.
+chips) and their columns. Run the same study on the same folder again, with as many chips or
+more, and it submits only the chips not in it yet; a folder of another study is refused before
+anything runs.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ SCHEMA = pa.schema(
         ("worst_loss_db", pa.float64()),
         ("worst_excess_loss_db", pa.float64()),
         ("max_coupler_error", pa.float64()),
+        ("heater_efficiency_rms", pa.float64()),
+        ("max_mzi_loss_db", pa.float64()),
         ("passed", pa.bool_()),
     ]
 )
@@ -70,7 +73,7 @@ def read_rows(folder: Path) -> list[dict[str, Any]]:
 def prepare(study: YieldStudy, folder: Path) -> list[dict[str, Any]]:
     """Make ``folder`` hold ``study`` (its ``_study.json``); the rows already there. A folder of
     another study is refused (SettingsError): its rows would not belong to this one."""
-    wanted = study.identity()
+    wanted = study.identity() | {"columns": SCHEMA.names}
     marker = folder / STUDY_FILE
     if marker.exists():
         held = json.loads(marker.read_text())

@@ -8,7 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from photonics.chip_yield import YieldStudy, chip_seeds, run_chip, summarize, wilson_interval
+from photonics.chip_yield import (
+    YieldStudy,
+    chip_seeds,
+    ranks,
+    run_chip,
+    sensitivity,
+    summarize,
+    wilson_interval,
+)
 from photonics.errors import SettingsError
 
 
@@ -50,20 +58,55 @@ def test_wilson_interval(passed: int, total: int, low: float, high: float) -> No
     assert got == pytest.approx((low, high), abs=1e-5)
 
 
+def drawn(coupler: float, heater: float, loss: float) -> dict[str, float]:
+    return {"max_coupler_error": coupler, "heater_efficiency_rms": heater, "max_mzi_loss_db": loss}
+
+
 def test_summary() -> None:
     study = YieldStudy(ports=4, chips=4)
     rows = [
         {"passed": True, "calibrated": True, "worst_isolation_db": 30.0 + i}
         | {"worst_loss_db": 2.0, "worst_excess_loss_db": 0.01}
+        | drawn(0.03 - 0.01 * i, 0.05, 0.5)
         for i in range(3)
     ] + [
         {"passed": False, "calibrated": False, "worst_isolation_db": math.nan}
         | {"worst_loss_db": math.nan, "worst_excess_loss_db": math.nan}
+        | drawn(0.5, 0.5, 0.5)
     ]
     s = summarize(study, rows)
     assert (s["chips"], s["passed"], s["calibration_failures"], s["yield"]) == (4, 3, 1, 0.75)
     assert s["yield_95"] == list(wilson_interval(3, 4))
     assert s["percentiles"]["worst_isolation_db"]["p50"] == 31.0
+    assert s["sensitivity"][0] == {
+        "drawn": "max_coupler_error",
+        "spearman_vs_worst_isolation": pytest.approx(-1.0),
+    }
+
+
+def test_sensitivity_ranks_what_goes_with_isolation_first() -> None:
+    rng = np.random.default_rng(0)
+    coupler, heater, loss = rng.uniform(0, 0.05, (3, 20))
+    rows = [
+        {"calibrated": True, "worst_isolation_db": 40 - 300 * c + 20 * h} | drawn(c, h, x)
+        for c, h, x in zip(coupler, heater, loss, strict=True)
+    ]
+    ranking = sensitivity(rows)
+    assert ranking[0]["drawn"] == "max_coupler_error"
+    assert ranking[0]["spearman_vs_worst_isolation"] < -0.8
+    assert all(-1 <= r["spearman_vs_worst_isolation"] <= 1 for r in ranking)
+    assert sensitivity(rows[:2]) == []
+
+
+def test_ranks_share_ties() -> None:
+    assert ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [2.5, 0.0, 2.5, 1.0]
+
+
+def test_a_chip_s_drawn_figures_follow_the_study_s_spreads() -> None:
+    tight = run_chip(YieldStudy(ports=4, chips=1, heater_spread=0.0, loss_sigma_db=0.0), 0)
+    assert tight["heater_efficiency_rms"] == 0.0 and tight["max_mzi_loss_db"] == 0.5
+    loose = run_chip(YieldStudy(ports=4, chips=1, heater_spread=0.2), 0)
+    assert 0.05 < loose["heater_efficiency_rms"] < 0.5
 
 
 @pytest.mark.parametrize(
