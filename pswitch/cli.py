@@ -1,8 +1,8 @@
 """The ``pswitch`` command line.
 
 ``pswitch demo`` runs the headline scenario (:mod:`pswitch.demo`) on the built-in emulator;
-``serve``, ``switch``, ``route``, ``schedule``, ``calibrate``, ``layout`` and ``bench`` have a
-module each, whose ``register(sub)`` adds its parser and sets its ``run``. Every argument is
+``serve``, ``switch``, ``route``, ``schedule``, ``calibrate``, ``layout``, ``yield`` and ``bench``
+have a module each, whose ``register(sub)`` adds its parser and sets its ``run``. Every argument is
 checked while the command line is parsed (:mod:`pswitch.args`), before any work.
 
 :func:`main` is the one error boundary. Exit codes: 0 done; 1 a failure of the work (a check
@@ -28,13 +28,23 @@ from typing import Any
 
 from photonics import levels, topologies
 from photonics.errors import InvalidInputError, PswitchError
-from pswitch import __version__, benchmarks, calibrate, layout, route, schedule, serve, switch
+from pswitch import (
+    __version__,
+    benchmarks,
+    calibrate,
+    layout,
+    route,
+    schedule,
+    serve,
+    switch,
+    yield_command,
+)
 from pswitch import args as types
 from pswitch.progress import progress_bar
 from pswitch.verification import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
 
 #: Subcommands with their own module: each has ``register(sub)``, which sets ``run``.
-SUBCOMMANDS = (serve, switch, route, schedule, calibrate, layout, benchmarks)
+SUBCOMMANDS = (serve, switch, route, schedule, calibrate, layout, yield_command, benchmarks)
 
 DEMO_EXAMPLES = """examples:
   pswitch demo                       16-port Clements switch; plots into ./pswitch-demo
@@ -51,6 +61,7 @@ EXAMPLES = """examples:
   pswitch switch --resource R connect 0-5 1-2   a switch over VISA (or `pswitch serve`'s)
   pswitch calibrate --bench bench.json  calibrate the chip on a bench (or `pswitch serve`'s)
   pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png
+  pswitch yield --chips 200 --coupler-sigma 0.02   how many chips pass, on a local Dask cluster
   pswitch bench --list                  the benchmarks against peers
 """
 

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = tuple(
     next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
 )
-HEAVY = ("numba", "scipy", "gdsfactory", "matplotlib")
+HEAVY = ("numba", "scipy", "gdsfactory", "matplotlib", "dask", "distributed", "pyarrow")
 
 
 def help_text(*command: str) -> str:
@@ -40,13 +40,15 @@ def test_every_command_is_covered() -> None:
         "schedule",
         "calibrate",
         "layout",
+        "yield",
         "bench",
     }
 
 
 def test_the_parser_and_every_help_import_no_numerics() -> None:
     """The start-up goal in a form a test can hold: the modules that make ``pswitch`` slow to
-    start (numba, scipy; gdsfactory, matplotlib) stay unloaded by the parser and ``--help``."""
+    start (numba, scipy; gdsfactory, matplotlib; dask, distributed, pyarrow) stay unloaded by
+    the parser and ``--help``."""
     script = f"""
 import contextlib, io, json, sys
 from pswitch.cli import build_parser

@@ -1,0 +1,268 @@
+"""Fabrication yield of a switch design: one emulated chip at a time, and the statistics of many.
+
+A :class:`YieldStudy` says what is fabricated (a feed-forward mesh of ``ports`` ports), how its
+fabrication spreads (coupler splitting error, heater efficiency, loss), what a chip must reach
+to pass (worst isolation, worst insertion loss) and how many chips are drawn. :func:`run_chip`
+emulates one of them end to end, as a production test would:
+
+1. draw the chip (:class:`photonics.chip.Chip`) from the chip's own seed;
+2. self-calibrate it through its own photodiodes (:func:`photonics.selfcal.calibrate_mesh`,
+   as the firmware's ``CAL:RUN`` does, its I-V sweeps grouped within the chip's power budget);
+3. route every matching of the all-to-all cover (the circle method's ``ports - 1`` perfect
+   matchings, :func:`photonics.covers.round_robin`) with that calibration;
+4. for each matching, light each input alone with 1 mW and read every photodiode (with their
+   noise): each circuit's insertion loss, and its isolation (its own light over the strongest
+   light any other input of the matching sends to its output);
+
+and returns a row of plain figures. A chip whose calibration fails to fit is a failed chip
+(``calibrated`` False, figures NaN), not an error.
+
+Chip ``index`` draws everything from ``SeedSequence(study.seed, spawn_key=(index,))``, the
+same as ``SeedSequence(study.seed).spawn(chips)[index]``: a row depends on the study and the
+index only, never on which process runs it or in which order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from photonics.chip import Chip, ChipSpec
+from photonics.covers import round_robin
+from photonics.errors import FitError, SettingsError
+from photonics.levels import DARK_MW
+from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA
+from photonics.selfcal import calibrate_mesh, currents_for_theta
+
+#: Power each input sends while a matching is measured, mW.
+PROBE_MW = 1.0
+#: Share of the power budget the calibration's I-V sweep may draw at once.
+IV_MARGIN = 0.9
+#: Two-sided 95 % normal quantile, for the Wilson interval of a yield.
+Z_95 = 1.959963984540054
+#: The figures of a row that are numbers measured on the chip (dB), for summaries.
+FIGURES = ("worst_isolation_db", "worst_loss_db", "worst_excess_loss_db")
+#: What a row says of the chip as drawn (its fabrication, before any measurement).
+DRAWN = ("max_coupler_error", "heater_efficiency_rms", "max_mzi_loss_db")
+
+
+@dataclass(frozen=True)
+class YieldStudy:
+    """A fabrication Monte Carlo (units in the names).
+
+    Design: a feed-forward ``mesh`` (``clements`` or ``reck``) of ``ports`` ports (even, 4-32).
+    Fabrication: each coupler's splitting error is normal with std ``coupler_sigma`` (0.01 is
+    a 1 % spread of the 50:50 ratio, which also bounds each MZI's extinction), each heater's
+    P_pi (its efficiency) with relative std ``heater_spread``, each MZI's loss
+    ``loss_db`` +- ``loss_sigma_db``. Pass: every measured circuit's isolation >=
+    ``min_isolation_db`` and insertion loss <= ``max_loss_db``. ``chips`` chips are drawn from
+    ``seed``.
+    """
+
+    ports: int = 16
+    mesh: str = "clements"
+    chips: int = 100
+    seed: int = 0
+    coupler_sigma: float = DEFAULT_SPLITTER_SIGMA
+    heater_spread: float = 0.05
+    loss_db: float = DEFAULT_LOSS_DB
+    loss_sigma_db: float = 0.02
+    min_isolation_db: float = 20.0
+    max_loss_db: float = 12.0
+
+    def __post_init__(self) -> None:
+        for name in ("ports", "chips", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, Integral):
+                raise SettingsError(f"{name} must be an integer, got {value!r}")
+        if not 4 <= self.ports <= 32 or self.ports % 2:
+            raise SettingsError(f"ports must be even and in 4..32, got {self.ports}")
+        if self.chips < 1:
+            raise SettingsError(f"chips must be >= 1, got {self.chips}")
+        if self.seed < 0:
+            raise SettingsError(f"seed must be >= 0, got {self.seed}")
+        for name in (
+            "coupler_sigma",
+            "heater_spread",
+            "loss_db",
+            "loss_sigma_db",
+            "min_isolation_db",
+            "max_loss_db",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+                raise SettingsError(f"{name} must be a finite number, got {value!r}")
+        self.spec(0)  # the chip settings are checked by ChipSpec (mesh, non-negative spreads)
+
+    def spec(self, chip_seed: int) -> ChipSpec:
+        """The :class:`ChipSpec` of a chip of this study drawn from ``chip_seed``."""
+        return ChipSpec(
+            n_ports=self.ports,
+            mesh=self.mesh,
+            seed=chip_seed,
+            splitter_sigma=self.coupler_sigma,
+            p_pi_spread=self.heater_spread,
+            loss_db=self.loss_db,
+            loss_sigma_db=self.loss_sigma_db,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The study as plain JSON-ready values."""
+        return asdict(self)
+
+    def identity(self) -> dict[str, Any]:
+        """What a chip's row depends on: the study without its number of chips (chip ``i`` is
+        the same chip in a study of 10 chips and in one of 1000)."""
+        return {k: v for k, v in asdict(self).items() if k != "chips"}
+
+
+def chip_seeds(study: YieldStudy, index: int) -> tuple[int, np.random.Generator]:
+    """Chip ``index``'s fabrication seed (an integer for :class:`ChipSpec`) and the generator
+    of its photodiodes' noise, both from ``SeedSequence(study.seed, spawn_key=(index,))``."""
+    if not 0 <= index < study.chips:
+        raise SettingsError(f"chip index must be in 0..{study.chips - 1}, got {index}")
+    fabrication, noise = np.random.SeedSequence(study.seed, spawn_key=(index,)).spawn(2)
+    return int(fabrication.generate_state(1, np.uint64)[0]), np.random.default_rng(noise)
+
+
+def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
+    """Emulate chip ``index`` of ``study`` end to end (see the module docstring); its row:
+    ``index``, ``chip_seed``, ``calibrated``, ``readings`` (detector readings the calibration
+    took), ``matchings`` measured, ``worst_isolation_db``, ``worst_loss_db``,
+    ``worst_excess_loss_db`` (measured loss over the loss-only path loss, the most any circuit
+    lost to imperfect calibration), what was drawn (:data:`DRAWN`: the largest |splitting
+    error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB) and
+    ``passed``."""
+    chip_seed, rng = chip_seeds(study, index)
+    chip = Chip(study.spec(chip_seed))
+    n = chip.n_ports
+    row: dict[str, Any] = {
+        "index": index,
+        "chip_seed": chip_seed,
+        "calibrated": False,
+        "readings": 0,
+        "matchings": 0,
+        "worst_isolation_db": math.nan,
+        "worst_loss_db": math.nan,
+        "worst_excess_loss_db": math.nan,
+        "max_coupler_error": float(
+            max(
+                np.abs(chip.imperfections.splitter_error_in).max(),
+                np.abs(chip.imperfections.splitter_error_out).max(),
+            )
+        ),
+        "heater_efficiency_rms": float(
+            np.sqrt(np.mean((chip.heaters.p_pi_mW / chip.spec.p_pi_mW - 1) ** 2))
+        ),
+        "max_mzi_loss_db": float(np.max(chip.imperfections.loss_bar_db)),
+        "passed": False,
+    }
+
+    def measure(current: np.ndarray, port: int) -> np.ndarray:
+        return chip.detect(current, np.eye(n)[port], rng)
+
+    limit = chip.spec.max_current_mA
+    alone = chip.heaters.power_mW(np.diag(np.full(chip.n_heaters, limit)))  # each heater, mW
+    group = max(1, int(IV_MARGIN * chip.heaters.power_budget_mW // alone.max()))
+    try:
+        found = calibrate_mesh(
+            chip.mesh, measure, chip.heater_voltage, chip.n_heaters, limit, iv_group=group
+        )
+    except FitError:
+        return row
+    isolation, loss, excess = np.inf, -np.inf, -np.inf
+    probe = np.sqrt(PROBE_MW) * np.eye(n)  # row a: input a lit alone
+    matchings = round_robin(n)
+    for matching in matchings:
+        perm = matching.to_permutation()
+        current = currents_for_theta(found.calibration, chip.mesh.route(perm).theta, chip.n_heaters)
+        P = np.maximum(chip.detect(current, probe, rng) / PROBE_MW, DARK_MW)  # [input, output]
+        out = np.array(perm.targets)
+        signal = P[np.arange(n), out]
+        leak = np.where(np.eye(n, dtype=bool), 0.0, P[:, out]).max(axis=0)  # others into out[a]
+        ideal = chip.ideal_path_power(perm)
+        isolation = min(isolation, float(10 * np.log10(signal / np.maximum(leak, DARK_MW)).min()))
+        loss = max(loss, float(-10 * np.log10(signal).min()))
+        excess = max(excess, float(10 * np.log10(ideal / signal).max()))
+    passed = isolation >= study.min_isolation_db and loss <= study.max_loss_db
+    return row | {
+        "calibrated": True,
+        "readings": int(found.measurements),
+        "matchings": len(matchings),
+        "worst_isolation_db": isolation,
+        "worst_loss_db": loss,
+        "worst_excess_loss_db": excess,
+        "passed": bool(passed),
+    }
+
+
+def wilson_interval(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of a yield of ``passed`` chips out of ``total`` (95 % by
+    default): (low, high), fractions in [0, 1]."""
+    if total < 1 or not 0 <= passed <= total:
+        raise SettingsError(f"need 0 <= passed <= total and total >= 1, got {passed}/{total}")
+    p = passed / total
+    scale = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / scale
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / scale
+    low = 0.0 if passed == 0 else max(0.0, centre - half)
+    high = 1.0 if passed == total else min(1.0, centre + half)
+    return low, high
+
+
+def ranks(values: np.ndarray) -> np.ndarray:
+    """The rank of each value (0-based; ties take their mean rank)."""
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(len(values))
+    rank[order] = np.arange(len(values))
+    for value in np.unique(values):
+        tied = values == value
+        rank[tied] = rank[tied].mean()
+    return rank
+
+
+def sensitivity(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Which drawn imperfection (:data:`DRAWN`) goes with a chip's worst isolation: for each,
+    Spearman's rank correlation with ``worst_isolation_db`` over the calibrated chips, the
+    strongest (largest magnitude) first; empty with fewer than 3 calibrated chips. A
+    correlation, from the rows alone: a sweep says more of what moves the yield."""
+    chips = [r for r in rows if r["calibrated"]]
+    if len(chips) < 3:
+        return []
+    isolation = ranks(np.array([r["worst_isolation_db"] for r in chips], dtype=float))
+    out = []
+    for name in DRAWN:
+        drawn = ranks(np.array([r[name] for r in chips], dtype=float))
+        spread = drawn.std() * isolation.std()  # 0 when either is the same on every chip
+        covariance = np.mean((drawn - drawn.mean()) * (isolation - isolation.mean()))
+        rho = float(covariance / spread) if spread > 0 else 0.0
+        out.append({"drawn": name, "spearman_vs_worst_isolation": rho})
+    return sorted(out, key=lambda s: -abs(s["spearman_vs_worst_isolation"]))
+
+
+def summarize(study: YieldStudy, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Yield of ``rows`` (chips of ``study``) with its Wilson 95 % interval, the 5th, 50th
+    and 95th percentiles of each figure of :data:`FIGURES` over the calibrated chips (None when
+    no chip calibrated) and the :func:`sensitivity` ranking."""
+    passed = sum(bool(r["passed"]) for r in rows)
+    low, high = wilson_interval(passed, len(rows)) if rows else (0.0, 1.0)
+    percentiles: dict[str, dict[str, float | None]] = {}
+    for name in FIGURES:
+        values = np.array([r[name] for r in rows if r["calibrated"]], dtype=float)
+        percentiles[name] = {
+            f"p{q}": (float(np.percentile(values, q)) if values.size else None) for q in (5, 50, 95)
+        }
+    return {
+        "study": study.as_dict(),
+        "chips": len(rows),
+        "passed": passed,
+        "calibration_failures": sum(not r["calibrated"] for r in rows),
+        "yield": passed / len(rows) if rows else None,
+        "yield_95": [low, high],
+        "percentiles": percentiles,
+        "sensitivity": sensitivity(rows),
+    }
