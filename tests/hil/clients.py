@@ -96,6 +96,9 @@ def pymeasure_client(cls: type, bench: EmulatedBench, name: str) -> Iterator:
     )
     try:
         yield inst
+        # a round trip: the server has run every line this client wrote (a last *RST
+        # included) before the next check, on another connection and server thread, starts
+        inst.ask("*OPC?")
     finally:
         inst.adapter.close()
 
@@ -108,6 +111,7 @@ def plain(bench: EmulatedBench, name: str) -> Iterator[pyvisa.resources.MessageB
     )
     try:
         yield inst
+        inst.query("*OPC?")  # every line written has run (see pymeasure_client)
     finally:
         inst.close()
 
