@@ -1,9 +1,10 @@
 """The ``pswitch`` command line.
 
 ``pswitch demo`` runs the headline scenario (:mod:`pswitch.demo`) on the built-in emulator;
-``serve``, ``switch``, ``route``, ``schedule``, ``calibrate``, ``layout``, ``yield`` and ``bench``
-have a module each, whose ``register(sub)`` adds its parser and sets its ``run``. Every argument is
-checked while the command line is parsed (:mod:`pswitch.args`), before any work.
+``serve``, ``switch``, ``route``, ``schedule``, ``collective``, ``calibrate``, ``layout``,
+``yield`` and ``bench`` have a module each, whose ``register(sub)`` adds its parser and sets its
+``run``. Every argument is checked while the command line is parsed (:mod:`pswitch.args`),
+before any work.
 
 :func:`main` is the one error boundary. Exit codes: 0 done; 1 a failure of the work (a check
 below its figure, an instrument that fails, a file that cannot be written); 2 a bad command
@@ -32,6 +33,7 @@ from pswitch import (
     __version__,
     benchmarks,
     calibrate,
+    collective,
     layout,
     route,
     schedule,
@@ -44,7 +46,17 @@ from pswitch.progress import progress_bar
 from pswitch.verification import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
 
 #: Subcommands with their own module: each has ``register(sub)``, which sets ``run``.
-SUBCOMMANDS = (serve, switch, route, schedule, calibrate, layout, yield_command, benchmarks)
+SUBCOMMANDS = (
+    serve,
+    switch,
+    route,
+    schedule,
+    collective,
+    calibrate,
+    layout,
+    yield_command,
+    benchmarks,
+)
 
 DEMO_EXAMPLES = """examples:
   pswitch demo                       16-port Clements switch; plots into ./pswitch-demo
@@ -59,6 +71,7 @@ EXAMPLES = """examples:
   pswitch schedule torus --ports 16 --spares 3,7,11,15
   pswitch serve                         the emulated bench on loopback; writes bench.json
   pswitch switch --resource R connect 0-5 1-2   a switch over VISA (or `pswitch serve`'s)
+  pswitch collective ring-all-reduce --ranks 16 --bytes 1GiB   optical against electrical
   pswitch calibrate --bench bench.json  calibrate the chip on a bench (or `pswitch serve`'s)
   pswitch layout --mesh clements --ports 8 -o mesh.gds --png mesh.png
   pswitch yield --chips 200 --coupler-sigma 0.02   how many chips pass, on a local Dask cluster

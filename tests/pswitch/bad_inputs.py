@@ -16,6 +16,10 @@ FILES: dict[str, str | None] = {
     "folder": None,
 }
 
+#: A ring all-reduce's command line, without and with its ranks and size.
+_RING = ["collective", "ring-all-reduce"]
+_RING4 = [*_RING, "--ranks", "4", "--bytes", "1"]
+
 #: (arguments, words the refusal holds)
 CASES: list[tuple[list[str], str]] = [
     # the command itself
@@ -83,6 +87,25 @@ CASES: list[tuple[list[str], str]] = [
     (["schedule", "all-to-all", "--ports", "0"], "--ports: needs an integer >= 2, got 0"),
     (["schedule", "ring", "--mesh", "hexagonal", "--ports", "40"], "a hexagonal switch has 4..32"),
     (["schedule", "ring", "--seed", "-1"], "--seed: needs an integer >= 0, got -1"),
+    # collective
+    (["collective"], "required: algorithm"),
+    (["collective", "ring", "--ranks", "4", "--bytes", "1MB"], "invalid choice: 'ring'"),
+    (["collective", "ring-all-reduce", "--bytes", "1MB"], "required: --ranks"),
+    (["collective", "ring-all-reduce", "--ranks", "4"], "required: --bytes"),
+    ([*_RING, "--ranks", "1", "--bytes", "1"], "--ranks: needs an integer in 2..256"),
+    ([*_RING, "--ranks", "4", "--bytes", "0"], "--bytes: needs a size > 0"),
+    (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "1XB"], "--bytes: needs a size"),
+    (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "nan"], "--bytes: needs a size"),
+    (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "1e300"], "<= 1 PiB"),
+    (["collective", "ring-all-reduce", "--ranks", "8", "--ports", "4", "--bytes", "1"], "fewer"),
+    (["collective", "straggler-all-reduce", "--ranks", "2", "--bytes", "1"], "--ranks >= 3"),
+    ([*_RING4, "--mesh", "hexagonal"], "--mesh: invalid choice"),
+    ([*_RING4, "--straggler-ms", "-1"], "--straggler-ms: needs a number of ms > 0"),
+    ([*_RING4, "--bandwidth-gbps", "0"], "--bandwidth-gbps: needs a number of Gb/s > 0"),
+    ([*_RING4, "--alpha-us", "-1"], "--alpha-us: needs a number of us >= 0"),
+    ([*_RING4, "--plot", "folder"], "folder is a folder"),
+    ([*_RING4, "--plot", "/no/such/g.png"], "does not exist"),
+    ([*_RING4, "--plot", "g.svg"], "ending .png"),
     # calibrate
     (["calibrate"], "required: --bench"),
     (["calibrate", "--bench", "partial.json"], "missing field(s) heater_driver, meters"),

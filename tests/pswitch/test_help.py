@@ -38,6 +38,7 @@ def test_every_command_is_covered() -> None:
         "switch",
         "route",
         "schedule",
+        "collective",
         "calibrate",
         "layout",
         "yield",
