@@ -1,5 +1,5 @@
 """Sequences of matchings on a switch fabric: all-to-all covers (:mod:`.covers`),
-collectives compiled into matchings and timed (:mod:`.collectives`),
+collectives (:mod:`.collectives`) compiled into matchings and timed (:mod:`.collective_timing`),
 time-multiplexed schedules (:mod:`.schedules`), jobs (:mod:`.jobs`), accelerator failover onto
 spare ports (:mod:`.spares`) and tenant slices (:mod:`.tenants`); :mod:`.plans` holds the plan
 helpers they share. Import the names from here.
@@ -20,30 +20,32 @@ Pure logic on :mod:`photonics.switch` fabrics (no I/O). Terms:
 Times are in s.
 """
 
-from firmware.fabric.collectives import (
+from firmware.fabric.collective_timing import (
     CircuitSchedule,
     CircuitStep,
-    Collective,
     CollectiveTiming,
     Link,
-    Round,
     StepTime,
     StragglerCost,
+    circuit_timing,
+    compile_collective,
+    electrical_timing,
+    straggler_cost,
+    with_straggler,
+)
+from firmware.fabric.collectives import (
+    Collective,
+    Round,
     Transfer,
     all_to_all_pairs,
     all_to_all_ring,
     all_to_all_shift,
-    circuit_timing,
-    compile_collective,
-    electrical_timing,
     halving_doubling_all_reduce,
     holdings,
     ring_all_gather,
     ring_all_reduce,
     ring_reduce_scatter,
     straggler_all_reduce,
-    straggler_cost,
-    with_straggler,
 )
 from firmware.fabric.covers import AllToAll, all_to_all
 from firmware.fabric.jobs import Job, job_matchings
