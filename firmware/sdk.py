@@ -34,13 +34,14 @@ from typing import Protocol
 
 import numpy as np
 
-from firmware.commands import Spec, command_line, drain_errors
+from firmware.commands import Spec, command_line
 from firmware.controller import Controller, Rings
 from firmware.controller.measure import UNITS, in_unit
 from firmware.controller.schedule import MAX_SCHEDULE_STEPS
 from firmware.declarations import bind
 from firmware.driver import LAUNCH_MW, EmulatedDriver
 from firmware.fabric import Job
+from firmware.scpi_errors import drain_errors
 from firmware.store import Store
 from photonics import topologies
 from photonics.errors import PswitchError, SettingsError

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from firmware.commands import Param, ScpiError
+from firmware.commands import Param
 from firmware.controller.core import Core
 from firmware.declarations import command, query
+from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
 from photonics.selfcal import calibrate_mesh, peak_power_mW

@@ -39,10 +39,11 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 
 from firmware.calibration_file import CalibrationFileError
-from firmware.commands import Bound, ErrorQueue, Param, ScpiError, Spec
+from firmware.commands import Bound, Param, Spec
 from firmware.controller.session import DeviceLock, Session, current
 from firmware.declarations import bind, declarations
 from firmware.driver import ChipDriver, DriverError
+from firmware.scpi_errors import ErrorQueue, ScpiError
 from firmware.store import Store, StoreError
 from photonics.calibration import Calibration
 from photonics.errors import MatchingError, PortError

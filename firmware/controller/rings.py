@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from firmware.commands import ScpiError
 from firmware.controller.core import RECONFIGURE_ERRORS, RING, Core
 from firmware.declarations import command, query
+from firmware.scpi_errors import ScpiError
 from photonics.chip import Chip
 from photonics.progress import steps
 from photonics.ring import lorentzian_peak

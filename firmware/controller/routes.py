@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from firmware.commands import Bound, Param, ScpiError
+from firmware.commands import Bound, Param
 from firmware.controller.core import (
     APPLY_ERRORS,
     CHANNEL,
@@ -21,6 +21,7 @@ from firmware.controller.core import (
 )
 from firmware.declarations import command, query
 from firmware.fabric import Job, failover
+from firmware.scpi_errors import ScpiError
 from photonics.matching import Matching
 
 

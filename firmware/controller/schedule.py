@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from firmware.commands import Param, ScpiError
+from firmware.commands import Param
 from firmware.controller.core import (
     PORT,
     PORTS,
@@ -21,6 +21,7 @@ from firmware.controller.core import (
     pairs_of,
 )
 from firmware.declarations import command, query
+from firmware.scpi_errors import ScpiError
 
 #: Longest dwell time of a schedule step, s.
 MAX_DWELL_S = 3600.0

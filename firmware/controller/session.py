@@ -39,16 +39,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from firmware.calibration_file import CalibrationFileError
-from firmware.commands import (
-    ESR_OPC,
-    ESR_PON,
-    Command,
-    ErrorQueue,
-    ScpiError,
-    format_reply,
-    parse_line,
-)
+from firmware.commands import Command, format_reply, parse_line
 from firmware.driver import DriverError
+from firmware.scpi_errors import ESR_OPC, ESR_PON, ErrorQueue, ScpiError
 from firmware.store import StoreError
 from photonics.errors import FitError, LimitError, MatchingError, PortError, PswitchError
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from firmware.commands import STB_EAV, STB_ESB, STB_MSS, STB_OPER, STB_QUES, Bound, Param, ScpiError
+from firmware.commands import Bound, Param
 from firmware.controller.core import Core
 from firmware.declarations import command, query
+from firmware.scpi_errors import STB_EAV, STB_ESB, STB_MSS, STB_OPER, STB_QUES, ScpiError
 
 
 class SystemCommands(Core):

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import numpy as np
 
-from firmware.commands import drain_errors
+from firmware.scpi_errors import drain_errors
 from hil.errors import InstrumentError, InstrumentReportedError, InstrumentTimeoutError
 from photonics.errors import SettingsError
 

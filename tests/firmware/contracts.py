@@ -9,7 +9,7 @@ store's fsync, a heater write part-way, a detector read), restarts it on its sto
 after every line:
 
 - nothing escapes ``handle``: no exception, and no -300 (the last-resort net catches bugs only);
-- every queued code is a standard SCPI one (:data:`~firmware.commands.MESSAGES`), one a line;
+- every queued code is a standard SCPI one (:data:`~firmware.scpi_errors.MESSAGES`), one a line;
 - a reply only to a line with a query (:func:`~firmware.commands.is_query`);
 - a line that queues an error leaves the whole state (:func:`capture`: routes, heaters, rings,
   calibration, schedule, limits, the store's bytes) as it was before its failing command. Each
@@ -37,16 +37,10 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from firmware.commands import (
-    MAX_ARGUMENTS,
-    MAX_COMMANDS,
-    MAX_DIGITS,
-    MAX_LINE,
-    MESSAGES,
-    is_query,
-)
+from firmware.commands import MAX_ARGUMENTS, MAX_COMMANDS, MAX_DIGITS, MAX_LINE, is_query
 from firmware.controller import Controller
 from firmware.controller.schedule import MAX_SCHEDULE_STEPS
+from firmware.scpi_errors import MESSAGES
 from firmware.sdk import Switch
 from tests.firmware.state import FAULT_CODES, SwitchState, capture, inject, watch_limits
 from tests.strategies import scpi_headers, scpi_lines

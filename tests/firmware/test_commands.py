@@ -6,17 +6,14 @@ from firmware.commands import (
     MAX_ARGUMENTS,
     MAX_COMMANDS,
     MAX_LINE,
-    MESSAGES,
-    QUEUE_SIZE,
-    ErrorQueue,
     Param,
-    ScpiError,
     Spec,
     command_line,
     format_reply,
     is_query,
     parse_line,
 )
+from firmware.scpi_errors import MESSAGES, QUEUE_SIZE, ErrorQueue, ScpiError
 from photonics.errors import InvalidInputError
 
 GRAMMAR = (

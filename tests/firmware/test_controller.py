@@ -4,9 +4,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from firmware.commands import MAX_LINE, MESSAGES, is_query
+from firmware.commands import MAX_LINE, is_query
 from firmware.controller import Controller
 from firmware.reference import SIZES, reference
+from firmware.scpi_errors import MESSAGES
 from firmware.sdk import Switch, SwitchError
 from photonics.errors import SettingsError
 from photonics.matching import Matching

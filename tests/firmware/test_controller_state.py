@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from firmware.commands import QUEUE_SIZE
+from firmware.scpi_errors import QUEUE_SIZE
 from firmware.sdk import Switch
 from photonics.matching import Matching
 from photonics.selfcal import currents_for_theta

@@ -6,16 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firmware.commands import (
-    Bound,
-    Param,
-    ScpiError,
-    command_line,
-    drain_errors,
-    parse_line,
-)
+from firmware.commands import Bound, Param, command_line, parse_line
 from firmware.controller import Controller
 from firmware.declarations import bind, command, command_reference, declarations, query
+from firmware.scpi_errors import ScpiError, drain_errors
 from firmware.sdk import COMMANDS, Switch
 
 

@@ -6,8 +6,8 @@ import logging
 import pytest
 from hypothesis import given
 
-from firmware.commands import MESSAGES
 from firmware.controller.schedule import MAX_SCHEDULE_STEPS
+from firmware.scpi_errors import MESSAGES
 from firmware.sdk import Switch
 from tests.strategies import scpi_headers, scpi_lines
 

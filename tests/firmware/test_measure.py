@@ -5,9 +5,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from firmware.commands import MESSAGES
 from firmware.controller.measure import FLOOR_DBM, FLOOR_MW, in_unit
 from firmware.driver import LAUNCH_MW
+from firmware.scpi_errors import MESSAGES
 from firmware.sdk import Switch, SwitchError
 from photonics.errors import SettingsError
 from tests.firmware.test_sdk import Recording

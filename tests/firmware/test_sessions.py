@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firmware.commands import QUEUE_SIZE
 from firmware.controller import Controller
 from firmware.controller.session import Session
 from firmware.driver import DriverError
 from firmware.reference import SIZES
+from firmware.scpi_errors import QUEUE_SIZE
 from firmware.sdk import COMMANDS, Switch
 from tests.firmware.state import capture
 

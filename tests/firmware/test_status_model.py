@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from firmware.commands import ScpiError, event_bit
 from firmware.controller.session import Session
+from firmware.scpi_errors import ScpiError, event_bit
 from firmware.sdk import Switch
 
 #: Lines and the event status bit each sets: command, execution and device-dependent errors.

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from firmware.commands import Param, ScpiError
+from firmware.commands import Param
+from firmware.scpi_errors import ScpiError
 from hil.emulator.instruments.scpi import (
     UNIT_CODES,
     Entry,

@@ -33,7 +33,7 @@ before it on the line have run.
 
 Replies: each instrument writes numbers in its own format (:meth:`ScpiInstrument.number`; the
 Keysight ones :func:`keysight_nr3`), strings as they are (ASCII only: an error's detail never
-echoes a non-ASCII byte, see :class:`~firmware.commands.ScpiError`).
+echoes a non-ASCII byte, see :class:`~firmware.scpi_errors.ScpiError`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from firmware.commands import (
+from firmware.commands import Param, Spec, format_reply, parse_args, split_line
+from firmware.scpi_errors import (
     ESR_OPC,
     ESR_PON,
     STB_EAV,
@@ -55,13 +56,8 @@ from firmware.commands import (
     STB_MSS,
     STB_QUES,
     ErrorQueue,
-    Param,
     ScpiError,
-    Spec,
     event_bit,
-    format_reply,
-    parse_args,
-    split_line,
 )
 from hil.emulator.world import BenchWorld
 from photonics.chip import REFERENCE_WAVELENGTH_NM
