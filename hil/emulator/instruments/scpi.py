@@ -57,7 +57,6 @@ from firmware.scpi_errors import (
     STB_QUES,
     ErrorQueue,
     ScpiError,
-    event_bit,
 )
 from hil.emulator.world import BenchWorld
 from photonics.chip import REFERENCE_WAVELENGTH_NM
@@ -150,8 +149,10 @@ class ScpiInstrument:
     ) -> None:
         self.world, self.idn = world, idn
         self.numbered = dict(numbered or {})
-        self.errors = ErrorQueue()
-        self.esr, self.ese, self.sre = ESR_PON, 0, 0  # IEEE 488.2 status registers
+        #: The error queue; ``errors.events`` is the event status register (each error sets
+        #: its bit as it is queued).
+        self.errors = ErrorQueue(events=ESR_PON)
+        self.ese, self.sre = 0, 0  # IEEE 488.2 enable masks
         self._opc_at: float | None = None  # *OPC: the OPC bit is due at this world time
         self._waiting = 0  # replies of the line being run so far (MAV)
         entries = [*self._common(), *self.commands()]
@@ -201,7 +202,6 @@ class ScpiInstrument:
                     replies.append(reply if isinstance(reply, bytes) else self.reply(reply))
         except ScpiError as exc:
             self.errors.push(exc)
-            self.esr |= event_bit(exc.code)
         if not replies:
             return None
         if any(isinstance(r, bytes) for r in replies):
@@ -302,7 +302,7 @@ class ScpiInstrument:
     def _clear(self, _: int) -> None:
         """``*CLS``: the error queue, the event status register and a pending ``*OPC``."""
         self.errors.clear()
-        self.esr, self._opc_at = 0, None
+        self.errors.events, self._opc_at = 0, None
 
     def _arm_opc(self, _: int) -> None:
         self._opc_at = self.world.settled_at
@@ -313,13 +313,13 @@ class ScpiInstrument:
 
     def _update_opc(self) -> None:
         if self._opc_at is not None and self.world.clock() >= self._opc_at:
-            self.esr |= ESR_OPC
+            self.errors.events |= ESR_OPC
             self._opc_at = None
 
     def _event_status(self, _: int) -> int:
         """``*ESR?``: the event status register, cleared by reading it."""
         self._update_opc()
-        value, self.esr = self.esr, 0
+        value, self.errors.events = self.errors.events, 0
         return value
 
     def _status_byte(self, _: int) -> int:
@@ -329,7 +329,7 @@ class ScpiInstrument:
             STB_EAV * (len(self.errors) > 0)
             | STB_QUES * self.questionable()
             | STB_MAV * (self._waiting > 0)
-            | STB_ESB * bool(self.esr & self.ese)
+            | STB_ESB * bool(self.errors.events & self.ese)
         )
         return bits | (STB_MSS * bool(bits & self.sre & ~STB_MSS))
 
