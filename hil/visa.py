@@ -78,7 +78,9 @@ DEFAULT_BACKEND = "@py"
 #: Bytes asked of one viRead; a line ends at its terminator long before.
 READ_COUNT = 1 << 20
 
-log = logging.getLogger(__name__)  # "hil.visa": the traffic log
+#: The traffic log: a child of pyvisa's own logger, so ``pyvisa.log_to_screen()`` shows it too
+#: (pyvisa-py does not see the replies, which a session reads from the socket itself).
+log = logging.getLogger(f"pyvisa.{__name__}")
 _T = TypeVar("_T")
 _registry = threading.Lock()
 _managers: dict[str, pyvisa.ResourceManager] = {}

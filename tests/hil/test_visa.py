@@ -369,10 +369,11 @@ def test_pty_round_trip_and_stale_reply() -> None:
 
 
 def test_traffic_is_logged_at_debug_naming_the_resource(server, caplog) -> None:
-    with Session(server.resource) as s, caplog.at_level(logging.DEBUG, logger="hil.visa"):
+    # on pyvisa's own logger (a child of it), where pyvisa.log_to_screen() looks
+    with Session(server.resource) as s, caplog.at_level(logging.DEBUG, logger="pyvisa"):
         s.write("SET 1")
         reply = s.query("*IDN?")
-    lines = [r.getMessage() for r in caplog.records if r.name == "hil.visa"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "pyvisa.hil.visa"]
     assert lines == [
         f"{server.resource} <- SET 1",
         f"{server.resource} <- *IDN?",
@@ -381,6 +382,6 @@ def test_traffic_is_logged_at_debug_naming_the_resource(server, caplog) -> None:
 
 
 def test_no_traffic_is_logged_above_debug(server, caplog) -> None:
-    with Session(server.resource) as s, caplog.at_level(logging.INFO, logger="hil.visa"):
+    with Session(server.resource) as s, caplog.at_level(logging.INFO, logger="pyvisa"):
         s.query("*IDN?")
-    assert [r for r in caplog.records if r.name == "hil.visa"] == []
+    assert [r for r in caplog.records if r.name == "pyvisa.hil.visa"] == []
