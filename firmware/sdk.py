@@ -37,10 +37,10 @@ import numpy as np
 from firmware.commands import Spec, command_line
 from firmware.controller import Controller, Rings
 from firmware.controller.measure import UNITS, in_unit
-from firmware.controller.schedule import MAX_SCHEDULE_STEPS
+from firmware.controller.schedule import MAX_DWELL_S, MAX_SCHEDULE_STEPS, MIN_DWELL_S
 from firmware.declarations import bind
 from firmware.driver import LAUNCH_MW, EmulatedDriver
-from firmware.fabric import Job
+from firmware.fabric import CircuitSchedule, Job, Link, circuit_timing
 from firmware.scpi_errors import drain_errors
 from firmware.store import Store
 from photonics import topologies
@@ -381,6 +381,44 @@ class Switch:
 
     def stop_schedule(self) -> None:
         self._send("SCHedule:STOP")
+
+    def run_matchings(
+        self, steps: Sequence[tuple[Matching | Iterable[tuple[int, int]], float]]
+    ) -> tuple[float, ...]:
+        """Apply ``(matching, dwell_s)`` steps in order through the switch's schedule, as many
+        as given: loaded :data:`~firmware.controller.schedule.MAX_SCHEDULE_STEPS` at a time
+        (``SCH:LOAD``, replacing the schedule the switch held), each batch run once
+        (``SCH:STAR``, ``SCH:STEP``), then stopped. The hardware time of each step as the switch
+        reports it (s): the reconfiguration into it, from the matching applied before."""
+        times: list[float] = []
+        for first in range(0, len(steps), MAX_SCHEDULE_STEPS):
+            batch = steps[first : first + MAX_SCHEDULE_STEPS]
+            self.load_schedule(batch)
+            times += self.run_schedule(len(batch)).reconfiguration_s
+        self._send("SCHedule:STOP")
+        return tuple(times)
+
+    def run_collective(self, schedule: CircuitSchedule, link: Link) -> tuple[float, ...]:
+        """Run a collective compiled for this switch (:func:`~firmware.fabric.compile_collective`
+        with its fabric) through its schedule (:meth:`run_matchings`): each matching held for
+        its steps' traffic at ``link`` (the dwell, within 1 us .. 1 h), consecutive steps of one
+        matching as one. The reconfiguration time (s) before each step as the switch reports
+        it, 0 where the matching stays: ``circuit_timing(schedule, link, times)`` is the
+        collective's time on this switch."""
+        n = schedule.steps[0].matching.n_ports if schedule.steps else self.ports
+        if n != self.ports:
+            raise SettingsError(f"schedule compiled for {n} ports; the switch has {self.ports}")
+        traffic = circuit_timing(schedule, link, 0.0).steps
+        runs: list[tuple[Matching, float]] = []  # (matching, dwell) of each change of matching
+        first: list[bool] = []
+        for i, (step, t) in enumerate(zip(schedule.steps, traffic, strict=True)):
+            first.append(i == 0 or step.matching != schedule.steps[i - 1].matching)
+            if first[-1]:
+                runs.append((step.matching, 0.0))
+            runs[-1] = (step.matching, runs[-1][1] + t.transfer_s)
+        dwell = [(m, min(max(d, MIN_DWELL_S), MAX_DWELL_S)) for m, d in runs]
+        measured = iter(self.run_matchings(dwell))
+        return tuple(next(measured) if f else 0.0 for f in first)
 
     # ---- system ----------------------------------------------------------------------------
     def idn(self) -> str:

@@ -23,12 +23,12 @@ from firmware.controller.core import (
 from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 
-#: Longest dwell time of a schedule step, s.
-MAX_DWELL_S = 3600.0
+#: Shortest and longest dwell time of a schedule step, s.
+MIN_DWELL_S, MAX_DWELL_S = 1e-6, 3600.0
 #: Most steps of a schedule (-223 beyond).
 MAX_SCHEDULE_STEPS = 64
 #: A step's dwell time, and what a step's matching can queue.
-DWELL = Param("dwell", "number", 1e-6, MAX_DWELL_S, "s")
+DWELL = Param("dwell", "number", MIN_DWELL_S, MAX_DWELL_S, "s")
 STEP_ERRORS = "-109 an odd number of ports; -224 a port twice; -221 not realizable"
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from firmware.fabric.collectives import Collective, Transfer, _check, _load
 from firmware.fabric.covers import _split
@@ -139,12 +139,19 @@ def _realised(fabric: Fabric | None, m: Matching) -> list[tuple[Matching, Switch
 
 @dataclass(frozen=True)
 class StepTime:
-    """One step's timing (s): reconfiguration from ``start_s``, then traffic to ``end_s``."""
+    """One step's timing (s): from ``start_s``, the reconfiguration and the computation before
+    the step at once (each 0 when there is none), then traffic to ``end_s``."""
 
     label: str
     start_s: float
     reconfigure_s: float
     end_s: float
+    compute_s: float = 0.0
+
+    @property
+    def transfer_s(self) -> float:
+        """The traffic's time, alpha included (s)."""
+        return self.end_s - self.start_s - max(self.reconfigure_s, self.compute_s)
 
 
 @dataclass(frozen=True)
@@ -162,18 +169,24 @@ class CollectiveTiming:
         return sum(s.reconfigure_s for s in self.steps)
 
     @property
+    def transfer_s(self) -> float:
+        """Time spent moving traffic, alpha included (s)."""
+        return sum(s.transfer_s for s in self.steps)
+
+    @property
     def duty_cycle(self) -> float:
-        """Fraction of the total spent moving traffic (alpha included), not reconfiguring."""
-        return 1.0 - self.reconfigure_s / self.total_s if self.total_s else 1.0
+        """Fraction of the total spent moving traffic (alpha included)."""
+        return self.transfer_s / self.total_s if self.total_s else 1.0
 
 
 def electrical_timing(c: Collective, link: Link, start_s: float = 0.0) -> CollectiveTiming:
     """``c`` on an ideal non-blocking electrical switch of the same port bandwidth: each round
-    costs ``alpha + (most loaded port direction's bytes) / bandwidth``, no reconfiguration."""
+    costs ``alpha + (most loaded port direction's bytes) / bandwidth`` after its
+    ``compute_s``, no reconfiguration."""
     out, t = [], start_s
     for r in c.rounds:
-        end = t + link.step_s(c.round_bytes(r))
-        out.append(StepTime(r.label, t, 0.0, end))
+        end = t + r.compute_s + link.step_s(c.round_bytes(r))
+        out.append(StepTime(r.label, t, 0.0, end, r.compute_s))
         t = end
     return CollectiveTiming(tuple(out))
 
@@ -181,41 +194,62 @@ def electrical_timing(c: Collective, link: Link, start_s: float = 0.0) -> Collec
 def circuit_timing(
     s: CircuitSchedule,
     link: Link,
-    reconfigure: float | ReconfigurationModel | None = None,
+    reconfigure: float | ReconfigurationModel | Sequence[float] | None = None,
     first_configured: bool = False,
 ) -> CollectiveTiming:
     """``s`` on the circuit switch: before each step whose matching differs from the previous
     one, a reconfiguration: ``reconfigure`` s (a constant), or a model ``(previous plan or None,
     plan) -> s`` on the steps' plans (default: the firmware's :class:`HeaterWriteModel`, which
-    needs a schedule compiled with a fabric). ``first_configured``: the first matching is set
-    before the collective starts (no reconfiguration before step 0). Then the step costs
-    ``alpha + (most loaded port direction's bytes) / bandwidth``: a port has one circuit per
-    step, so that is its circuit's load.
+    needs a schedule compiled with a fabric), or one time (s) per step as a switch reported it
+    (:meth:`firmware.sdk.Switch.run_collective`), taken as it is. ``first_configured``: the
+    first matching is set before the collective starts (no reconfiguration before step 0).
+    Then the step costs ``alpha + (most loaded port direction's bytes) / bandwidth``: a port
+    has one circuit per step, so that is its circuit's load; a round's ``compute_s`` comes
+    before its first step, and the switch reconfigures meanwhile (its circuits are idle).
     """
-    model: Callable[[SwitchPlan | None, SwitchPlan], float] | None = None
-    if reconfigure is None:
-        reconfigure = HeaterWriteModel()
-    if callable(reconfigure):
-        model = reconfigure
-        if any(st.plan is None for st in s.steps):
-            raise SettingsError("a reconfiguration model needs a schedule compiled with a fabric")
-    elif not (math.isfinite(reconfigure) and reconfigure >= 0):
-        raise SettingsError(f"reconfigure must be >= 0 s, got {reconfigure!r}")
+    rcs = _reconfigurations(s, HeaterWriteModel() if reconfigure is None else reconfigure)
     seg = s.collective.segment_bytes
     out, t = [], 0.0
     for i, st in enumerate(s.steps):
-        prev = s.steps[i - 1] if i else None
-        if (prev is not None and prev.matching == st.matching) or (i == 0 and first_configured):
-            rc = 0.0
-        elif model is not None:
-            assert st.plan is not None
-            rc = model(prev.plan if prev is not None else None, st.plan)
-        else:
-            rc = float(reconfigure)  # type: ignore[arg-type]
-        end = t + rc + link.step_s(_load(st.transfers, seg))
-        out.append(StepTime(st.label, t, rc, end))
+        rc = 0.0 if i == 0 and first_configured else rcs[i]
+        compute = 0.0
+        if i == 0 or s.steps[i - 1].round_index != st.round_index:
+            compute = s.collective.rounds[st.round_index].compute_s
+        end = t + max(rc, compute) + link.step_s(_load(st.transfers, seg))
+        out.append(StepTime(st.label, t, rc, end, compute))
         t = end
     return CollectiveTiming(tuple(out))
+
+
+def _reconfigurations(
+    s: CircuitSchedule, reconfigure: float | ReconfigurationModel | Sequence[float]
+) -> list[float]:
+    """The reconfiguration time (s) before each step of ``s``: 0 where the matching stays."""
+    n = len(s.steps)
+    if callable(reconfigure):
+        if any(st.plan is None for st in s.steps):
+            raise SettingsError("a reconfiguration model needs a schedule compiled with a fabric")
+        model = reconfigure
+    elif isinstance(reconfigure, Sequence):
+        if len(reconfigure) != n:
+            got = len(reconfigure)
+            raise SettingsError(f"need {n} reconfiguration times (one a step), got {got}")
+        bad = [t for t in reconfigure if not (math.isfinite(t) and t >= 0)]
+        if bad:
+            raise SettingsError(f"reconfiguration times must be >= 0 s, got {bad[0]!r}")
+        return [float(t) for t in reconfigure]
+    elif not (math.isfinite(reconfigure) and reconfigure >= 0):
+        raise SettingsError(f"reconfigure must be >= 0 s, got {reconfigure!r}")
+    else:
+        model = lambda _prev, _plan: float(reconfigure)  # noqa: E731
+    out = []
+    for i, st in enumerate(s.steps):
+        prev = s.steps[i - 1] if i else None
+        if prev is not None and prev.matching == st.matching:
+            out.append(0.0)
+        else:
+            out.append(model(prev.plan if prev is not None else None, st.plan))  # type: ignore[arg-type]
+    return out
 
 
 # --- the straggler-aware all-reduce's cost model -----------------------------------------------
@@ -285,5 +319,5 @@ def with_straggler(timing: CollectiveTiming, delay_s: float) -> CollectiveTiming
             continue
         if shift is None:
             shift = max(0.0, delay_s - st.start_s)
-        out.append(StepTime(st.label, st.start_s + shift, st.reconfigure_s, st.end_s + shift))
+        out.append(replace(st, start_s=st.start_s + shift, end_s=st.end_s + shift))
     return CollectiveTiming(tuple(out))

@@ -48,10 +48,13 @@ class Transfer:
 
 @dataclass(frozen=True)
 class Round:
-    """Transfers that run at the same time; ``label`` says which phase they belong to."""
+    """Transfers that run at the same time; ``label`` says which phase they belong to;
+    ``compute_s``: computation before them (s; a training step's, see
+    :mod:`firmware.fabric.training`)."""
 
     transfers: tuple[Transfer, ...]
     label: str = ""
+    compute_s: float = 0.0
 
     def links(self) -> list[tuple[int, int]]:
         """The undirected port pairs the round uses, each once, in first-use order."""
