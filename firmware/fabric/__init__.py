@@ -1,5 +1,7 @@
 """Sequences of matchings on a switch fabric: all-to-all covers (:mod:`.covers`),
 collectives (:mod:`.collectives`) compiled into matchings and timed (:mod:`.collective_timing`),
+answered across sizes, ranks and delays (:mod:`.collective_sweep`), a hybrid-parallel training
+step (:mod:`.training`),
 time-multiplexed schedules (:mod:`.schedules`), jobs (:mod:`.jobs`), accelerator failover onto
 spare ports (:mod:`.spares`) and tenant slices (:mod:`.tenants`); :mod:`.plans` holds the plan
 helpers they share. Import the names from here.
@@ -20,6 +22,16 @@ Pure logic on :mod:`photonics.switch` fabrics (no I/O). Terms:
 Times are in s.
 """
 
+from firmware.fabric.collective_sweep import (
+    Affine,
+    AllReduceLines,
+    AllToAllCrossover,
+    StragglerPoint,
+    all_reduce_lines,
+    all_to_all_crossover,
+    crossover,
+    straggler_sweep,
+)
 from firmware.fabric.collective_timing import (
     CircuitSchedule,
     CircuitStep,
@@ -61,15 +73,20 @@ from firmware.fabric.schedules import (
 )
 from firmware.fabric.spares import FailoverResult, failover
 from firmware.fabric.tenants import Slicing, TenantSlice, slice_tenants
+from firmware.fabric.training import HybridJob, StepSettings, training_step
 
 __all__ = [
+    "Affine",
+    "AllReduceLines",
     "AllToAll",
+    "AllToAllCrossover",
     "CircuitSchedule",
     "CircuitStep",
     "Collective",
     "CollectiveTiming",
     "FailoverResult",
     "HeaterWriteModel",
+    "HybridJob",
     "Job",
     "Link",
     "ReconfigurationModel",
@@ -78,16 +95,21 @@ __all__ = [
     "ScheduleTiming",
     "Slicing",
     "Step",
+    "StepSettings",
     "StepTime",
     "StragglerCost",
+    "StragglerPoint",
     "TenantSlice",
     "Transfer",
+    "all_reduce_lines",
     "all_to_all",
+    "all_to_all_crossover",
     "all_to_all_pairs",
     "all_to_all_ring",
     "all_to_all_shift",
     "circuit_timing",
     "compile_collective",
+    "crossover",
     "electrical_timing",
     "failover",
     "halving_doubling_all_reduce",
@@ -102,5 +124,7 @@ __all__ = [
     "slice_tenants",
     "straggler_all_reduce",
     "straggler_cost",
+    "straggler_sweep",
+    "training_step",
     "with_straggler",
 ]

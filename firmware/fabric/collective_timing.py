@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from firmware.fabric.collectives import Collective, Transfer, _check, _load
+from firmware.fabric.collectives import Collective, Transfer, _check
 from firmware.fabric.covers import _split
 from firmware.fabric.plans import try_plan
 from firmware.fabric.schedules import HeaterWriteModel, ReconfigurationModel
@@ -208,14 +208,15 @@ def circuit_timing(
     before its first step, and the switch reconfigures meanwhile (its circuits are idle).
     """
     rcs = _reconfigurations(s, HeaterWriteModel() if reconfigure is None else reconfigure)
-    seg = s.collective.segment_bytes
+    c = s.collective
     out, t = [], 0.0
     for i, st in enumerate(s.steps):
         rc = 0.0 if i == 0 and first_configured else rcs[i]
         compute = 0.0
         if i == 0 or s.steps[i - 1].round_index != st.round_index:
-            compute = s.collective.rounds[st.round_index].compute_s
-        end = t + max(rc, compute) + link.step_s(_load(st.transfers, seg))
+            compute = c.rounds[st.round_index].compute_s
+        load = c.round_bytes(c.rounds[st.round_index], st.transfers)
+        end = t + max(rc, compute) + link.step_s(load)
         out.append(StepTime(st.label, t, rc, end, compute))
         t = end
     return CollectiveTiming(tuple(out))

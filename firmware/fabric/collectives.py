@@ -49,12 +49,14 @@ class Transfer:
 @dataclass(frozen=True)
 class Round:
     """Transfers that run at the same time; ``label`` says which phase they belong to;
-    ``compute_s``: computation before them (s; a training step's, see
-    :mod:`firmware.fabric.training`)."""
+    ``compute_s``: computation before them (s); ``segment_bytes``: the size of their
+    segments when not the collective's (a training step joins collectives of different
+    buffers, :mod:`firmware.fabric.training`)."""
 
     transfers: tuple[Transfer, ...]
     label: str = ""
     compute_s: float = 0.0
+    segment_bytes: float | None = None
 
     def links(self) -> list[tuple[int, int]]:
         """The undirected port pairs the round uses, each once, in first-use order."""
@@ -77,9 +79,11 @@ class Collective:
     segment_bytes: float
     rounds: tuple[Round, ...]
 
-    def round_bytes(self, r: Round) -> float:
-        """Bytes of the most loaded port direction of round ``r`` (sent or received)."""
-        return _load(r.transfers, self.segment_bytes)
+    def round_bytes(self, r: Round, transfers: Sequence[Transfer] | None = None) -> float:
+        """Bytes of the most loaded port direction (sent or received) of round ``r``, or of
+        some of its ``transfers``."""
+        seg = self.segment_bytes if r.segment_bytes is None else r.segment_bytes
+        return _load(r.transfers if transfers is None else transfers, seg)
 
 
 def _load(transfers: Sequence[Transfer], segment_bytes: float) -> float:

@@ -1,0 +1,197 @@
+"""Answers across message sizes, rank counts and straggler delays: which all-reduce wins on the
+circuit switch, where reconfiguring per step starts to pay against a static ring, and how much
+the straggler-aware all-reduce gains over ring. Pure logic, no I/O: the reconfiguration times
+come from a callable (a model, or a switch's own figures through
+:meth:`firmware.sdk.Switch.run_collective`). Bytes, s, bytes/s.
+
+Under the alpha-beta model a collective's time is affine in the message size ``n``: its
+matchings, hence its reconfigurations, do not depend on ``n``, and each step costs
+``alpha + bytes / bandwidth``. So each (algorithm, ranks) is compiled and run once, at two
+sizes, and every other size and every crossover follows exactly (:class:`Affine`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from firmware.fabric.collective_timing import (
+    CircuitSchedule,
+    Link,
+    circuit_timing,
+    compile_collective,
+    electrical_timing,
+    straggler_cost,
+    with_straggler,
+)
+from firmware.fabric.collectives import (
+    Collective,
+    all_to_all_pairs,
+    all_to_all_ring,
+    halving_doubling_all_reduce,
+    ring_all_reduce,
+    straggler_all_reduce,
+)
+from firmware.fabric.schedules import HeaterWriteModel, ReconfigurationModel
+from photonics.errors import SettingsError
+from photonics.matching import Permutation
+from photonics.switch import Fabric, FeedForwardFabric
+
+#: What a step's reconfigurations are: a constant (s), a model, or one time per step (s).
+Reconfigurations = float | ReconfigurationModel | Sequence[float]
+#: The reconfiguration times of a compiled schedule (e.g. ``switch.run_collective(s, link)``).
+Reconfigure = Callable[[CircuitSchedule], Reconfigurations]
+#: The all-reduces compared, by name.
+ALL_REDUCES: dict[str, Callable[[Sequence[int], float], Collective]] = {
+    "ring": ring_all_reduce,
+    "halving-doubling": halving_doubling_all_reduce,
+}
+
+
+@dataclass(frozen=True)
+class Affine:
+    """A time affine in the message size: ``fixed_s + per_byte_s * n_bytes`` (s)."""
+
+    fixed_s: float
+    per_byte_s: float
+
+    def at(self, n_bytes: float) -> float:
+        return self.fixed_s + self.per_byte_s * n_bytes
+
+
+#: The sizes (bytes) a line is measured at: far apart, so its slope keeps its precision.
+_SMALL, _LARGE = 1.0, 2.0**40
+
+
+def affine(time_at: Callable[[float], float]) -> Affine:
+    """The line through ``time_at`` at 1 byte and 1 TiB (s)."""
+    small, large = time_at(_SMALL), time_at(_LARGE)
+    slope = (large - small) / (_LARGE - _SMALL)
+    return Affine(small - slope * _SMALL, slope)
+
+
+def crossover(a: Affine, b: Affine) -> float | None:
+    """The size (bytes) above which ``a`` is faster than ``b``: None when ``a`` never gets
+    ahead (its per-byte cost is not smaller, to 1e-9), 0 when it is ahead at every size."""
+    if a.per_byte_s >= b.per_byte_s * (1 - 1e-9):
+        return None
+    return max(0.0, (a.fixed_s - b.fixed_s) / (b.per_byte_s - a.per_byte_s))
+
+
+def optical_line(
+    make: Callable[[Sequence[int], float], Collective],
+    p: int,
+    fabric: Fabric,
+    link: Link,
+    reconfigure: Reconfigure,
+) -> tuple[Affine, CircuitSchedule]:
+    """``make`` for ranks on ports 0..p-1 of ``fabric``, compiled once (its matchings do not
+    depend on the size) and reconfigured as ``reconfigure`` says (asked once): its time on the
+    circuit switch as a line in the size, and the schedule."""
+    s = compile_collective(make(range(p), 1.0), fabric.n_ports, fabric)
+    times = reconfigure(s)
+
+    def at(n: float) -> float:
+        sized = compile_collective(make(range(p), n), fabric.n_ports, fabric)
+        return circuit_timing(sized, link, times).total_s
+
+    return affine(at), s
+
+
+def electrical_line(
+    make: Callable[[Sequence[int], float], Collective], p: int, link: Link
+) -> Affine:
+    """``make`` of ``p`` ranks on the ideal electrical switch, a line in the size."""
+    return affine(lambda n: electrical_timing(make(range(p), n), link).total_s)
+
+
+@dataclass(frozen=True)
+class AllReduceLines:
+    """Every all-reduce of :data:`ALL_REDUCES` for ``ranks`` ranks, on the circuit switch and
+    on the electrical one, as lines in the size; ``duty_cycle`` per algorithm at ``n_bytes``."""
+
+    ranks: int
+    optical: dict[str, Affine]
+    electrical: dict[str, Affine]
+
+    def best(self, n_bytes: float) -> tuple[str, str]:
+        """The fastest all-reduce at ``n_bytes`` on the circuit switch, and on the electrical."""
+        o = min(self.optical, key=lambda k: self.optical[k].at(n_bytes))
+        e = min(self.electrical, key=lambda k: self.electrical[k].at(n_bytes))
+        return o, e
+
+
+def all_reduce_lines(
+    p: int, fabric: Fabric, link: Link, reconfigure: Reconfigure
+) -> AllReduceLines:
+    """:class:`AllReduceLines` of ``p`` ranks on ports 0..p-1 of ``fabric``."""
+    optical = {
+        k: optical_line(make, p, fabric, link, reconfigure)[0] for k, make in ALL_REDUCES.items()
+    }
+    electrical = {k: electrical_line(make, p, link) for k, make in ALL_REDUCES.items()}
+    return AllReduceLines(p, optical, electrical)
+
+
+def static_ring_all_to_all(p: int, fabric: FeedForwardFabric, link: Link) -> Affine:
+    """The all-to-all of ``p`` ranks relayed along the one-way ring ``i -> i + 1``
+    (:func:`~firmware.fabric.all_to_all_ring`), the *static ring*: a feed-forward mesh holds
+    the directed cycle as one permutation, set once from the idle chip (the heater write
+    model: every cell written, then settling; the firmware's matching commands cannot hold a
+    one-way cycle), then ``p - 1`` rounds carrying ``(p - 1) / 2 n`` bytes a port in all."""
+    if not isinstance(fabric, FeedForwardFabric):
+        raise SettingsError("a static one-way ring needs a feed-forward mesh to hold it")
+    fabric.mesh.route(Permutation([(i + 1) % p if i < p else None for i in range(fabric.n_ports)]))
+    once = HeaterWriteModel().seconds(fabric.n_cells)
+    return affine(lambda n: once + electrical_timing(all_to_all_ring(range(p), n), link).total_s)
+
+
+@dataclass(frozen=True)
+class AllToAllCrossover:
+    """The direct all-to-all through the cover (one reconfiguration a matching) against the
+    static ring relay, ``ranks`` ranks: both as lines in the size, and the size (bytes) above
+    which the cover is faster (None: never)."""
+
+    ranks: int
+    cover: Affine
+    static_ring: Affine
+
+    @property
+    def crossover_bytes(self) -> float | None:
+        return crossover(self.cover, self.static_ring)
+
+
+def all_to_all_crossover(
+    p: int, fabric: FeedForwardFabric, link: Link, reconfigure: Reconfigure
+) -> AllToAllCrossover:
+    """:class:`AllToAllCrossover` of ``p`` ranks on ports 0..p-1 of ``fabric``."""
+    cover, _ = optical_line(all_to_all_pairs, p, fabric, link, reconfigure)
+    return AllToAllCrossover(p, cover, static_ring_all_to_all(p, fabric, link))
+
+
+@dataclass(frozen=True)
+class StragglerPoint:
+    """The straggler-aware all-reduce against ring for ``ranks`` ranks, one late by
+    ``delay_s``, on the electrical switch, counted from the straggler's arrival as published
+    (the delay itself is paid by both): the speed-up of the published cost model
+    (:func:`~firmware.fabric.straggler_cost`) and of the schedule compiled here, ring's time
+    over the straggler-aware one's."""
+
+    ranks: int
+    delay_s: float
+    model_speedup: float
+    compiled_speedup: float
+
+
+def straggler_sweep(
+    ranks: Sequence[int], delays_s: Sequence[float], n_bytes: float, link: Link
+) -> list[StragglerPoint]:
+    """:class:`StragglerPoint` for every rank count (>= 3) and delay (s): the speed-up grows
+    with the delay until it hides the ready ranks' reduce-scatter, then stays."""
+    out = []
+    for p in ranks:
+        ours = electrical_timing(straggler_all_reduce(range(p), n_bytes), link)
+        ring = electrical_timing(ring_all_reduce(range(p), n_bytes), link).total_s
+        for d in delays_s:
+            model = straggler_cost(p, n_bytes, link, d).speedup
+            out.append(StragglerPoint(p, d, model, ring / (with_straggler(ours, d).total_s - d)))
+    return out
