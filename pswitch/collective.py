@@ -1,16 +1,24 @@
 """``pswitch collective``: a collective of distributed training compiled into the switch's
-matchings and timed against an ideal electrical switch.
+matchings, run on the switch, and timed against an ideal electrical switch.
 
 The collective (ring or halving/doubling all-reduce, reduce-scatter, all-gather, an all-to-all,
-the straggler-aware all-reduce) runs on ranks 0..N-1, rank i on port i of a P-port feed-forward
-switch. Each round's links are coloured into matchings; each matching is planned on the mesh
-(one the mesh cannot realise is split into realisable ones). A step costs ``alpha + bytes /
-bandwidth`` for its most loaded circuit, plus, on the optical switch, the reconfiguration
-before it when its matching differs from the step before: the firmware's heater write model
-(every changed cell written, then the heaters' settling; the first matching from the idle
-chip). The ideal electrical switch runs each round at once, with no reconfiguration. The duty
-cycle is the transfer time over the total. With a straggler late by D ms, every step waits for
-it except the straggler-aware all-reduce's first phase, which the other ranks run meanwhile.
+the straggler-aware all-reduce) runs on ranks 0..N-1, rank i on port i of a P-port switch.
+Each round's links are coloured into matchings; each matching is planned on the mesh (one the
+mesh cannot realise is split into realisable ones by its planner, the router on a hexagonal
+mesh). The schedule is then loaded into the switch through the SDK (SCH:LOAD, then SCH:STAR
+and SCH:STEP, 64 steps at a time) and each reconfiguration takes the time the switch reports
+for it: by default a built-in emulated switch (its heater driver: every changed channel
+written, then the heaters' settling); --switch RESOURCE a switch over VISA (a real one or
+``pswitch serve``'s); --switch model the firmware's heater write model without a switch. A
+step costs ``alpha + bytes / bandwidth`` for its most loaded circuit after its
+reconfiguration; the ideal electrical switch runs each round at once, with no
+reconfiguration. The duty cycle is the transfer time over the total. With a straggler late by
+D ms, every step waits for it except the straggler-aware all-reduce's first phase, which the
+other ranks run meanwhile.
+
+``sweep`` answers across sizes and rank counts (which all-reduce wins, where reconfiguring
+pays, the straggler-aware speed-up by ranks and delay); ``training-step`` times a
+hybrid-parallel training step (data, tensor and pipeline groups, one phase after another).
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import contextlib
 import json
 import math
 import re
-from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from photonics import topologies
@@ -28,7 +36,10 @@ from photonics.errors import SettingsError
 from pswitch import args as types
 
 if TYPE_CHECKING:  # the compiler is imported when the command runs, not with its parser
-    from firmware.fabric import Collective
+    from firmware.fabric import CircuitSchedule, Collective, Link
+    from firmware.fabric.collective_sweep import Reconfigure
+    from firmware.sdk import Switch
+    from photonics.switch import Fabric
 
 #: The algorithms by command-line name: (function name in firmware.fabric, all-reduce?).
 ALGORITHMS = {
@@ -41,8 +52,12 @@ ALGORITHMS = {
     "all-to-all-cover": ("all_to_all_pairs", False),
     "all-to-all-ring": ("all_to_all_ring", False),
 }
+#: What the command does besides one collective (:mod:`pswitch.collective_answers`).
+MODES = ("sweep", "training-step")
 #: Largest switch compiled here (as ``pswitch route``'s feed-forward switches).
 MAX_PORTS = 256
+#: Largest emulated feed-forward switch (as ``pswitch schedule``'s).
+MAX_EMULATED_PORTS = 64
 #: Largest buffer per rank, bytes (1 PiB).
 MAX_BYTES = 2.0**50
 #: Longest ``--straggler-ms`` (an hour).
@@ -66,8 +81,14 @@ _UNITS = {
 EXAMPLES = """examples:
   pswitch collective ring-all-reduce --ranks 16 --bytes 1GiB
   pswitch collective halving-doubling --ranks 16 --bytes 64MiB --plot hd.png
+  pswitch collective halving-doubling --ranks 32 --bytes 1GiB --mesh hexagonal
   pswitch collective straggler-all-reduce --ranks 8 --bytes 1GiB --straggler-ms 50
   pswitch collective all-to-all-cover --ranks 16 --bytes 256MiB --json
+  pswitch collective halving-doubling --ranks 256 --bytes 1GiB --switch model
+  pswitch collective ring-all-reduce --ranks 8 --bytes 1GiB --switch TCPIP0::host::5025::SOCKET
+  pswitch collective sweep --ranks 16 --bytes 16GiB --plot sweep.png
+  pswitch collective training-step --dp 2 --tp 4 --pp 2 --tp-bytes 64MiB --dp-bytes 1GiB \\
+      --pp-bytes 16MiB --forward-ms 20 --backward-ms 40
 """
 
 
@@ -102,35 +123,51 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``collective`` to the ``pswitch`` subcommands."""
     parser = sub.add_parser(
         "collective",
-        help="a training collective compiled into matchings, timed against an electrical switch",
+        help="a training collective compiled into matchings, run on the switch, timed against "
+        "an electrical switch",
         description=types.plain(__doc__),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("algorithm", choices=tuple(ALGORITHMS), help="the collective")
     parser.add_argument(
-        "--ranks", type=types.integer(2, MAX_PORTS), required=True, help="ranks, one per port"
+        "algorithm", choices=(*ALGORITHMS, *MODES), help="the collective, or sweep, training-step"
+    )
+    parser.add_argument(
+        "--ranks",
+        type=types.integer(2, MAX_PORTS),
+        default=None,
+        help="ranks, one per port (sweep: the most ranks, from 4 by doubling)",
     )
     parser.add_argument(
         "--bytes",
         type=size,
-        required=True,
+        default=None,
         dest="n_bytes",
         metavar="SIZE",
-        help="buffer per rank: bytes, or with a unit, e.g. 64MiB, 1GB",
+        help="buffer per rank: bytes, or with a unit, e.g. 64MiB, 1GB (sweep: the largest, "
+        "from 1 KiB by factors of 32)",
     )
     parser.add_argument(
         "--ports",
         type=types.integer(2, MAX_PORTS),
         default=None,
-        help="switch ports, >= --ranks (default: --ranks)",
+        help="switch ports, >= --ranks (default: --ranks; on a --switch resource, its ports)",
     )
     parser.add_argument(
         "--mesh",
-        choices=topologies.names(kind="feedforward"),
+        choices=topologies.names(directed=False),
         default="clements",
-        help="the switch's feed-forward mesh (default clements)",
+        help="the switch's mesh (default clements; hexagonal: 4..32 ports)",
     )
+    parser.add_argument(
+        "--switch",
+        default="emulator",
+        metavar="RESOURCE",
+        help="where the reconfiguration times come from: emulator (default: a built-in emulated "
+        f"switch, up to {MAX_EMULATED_PORTS} ports), model (the heater write model, no "
+        "switch), or a switch's VISA resource",
+    )
+    parser.add_argument("--seed", type=types.seed, default=0, help="seed of the emulated chip")
     parser.add_argument(
         "--straggler-ms",
         type=types.number(MAX_STRAGGLER_MS, "ms"),
@@ -149,6 +186,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=5.0,
         help="latency of each step, us (default 5)",
     )
+    from pswitch.collective_answers import add_training_arguments
+
+    add_training_arguments(parser)
     parser.add_argument(
         "--plot", type=types.output_file, default=None, help="write a Gantt chart to this PNG"
     )
@@ -157,14 +197,34 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def check(args: argparse.Namespace) -> int:
-    """The switch's port count; raises :class:`SettingsError` on options that do not fit."""
+    """The switch's port count (None on a switch resource: its own); raises
+    :class:`SettingsError` on options that do not fit."""
+    from pswitch.collective_answers import check_training
+
+    if args.algorithm == "training-step":
+        args.ranks = check_training(args)
+    else:
+        for option, value in (("--ranks", args.ranks), ("--bytes", args.n_bytes)):
+            if value is None:
+                raise SettingsError(f"{args.algorithm} needs {option}")
     ports = args.ranks if args.ports is None else args.ports
     if ports < args.ranks:
         raise SettingsError(f"--ports {ports} is fewer than --ranks {args.ranks}; one rank a port")
     if args.algorithm == "straggler-all-reduce" and args.ranks < 3:
         raise SettingsError("straggler-all-reduce needs --ranks >= 3 (one late, two ready)")
+    if args.algorithm == "sweep" and args.ranks < 4:
+        raise SettingsError("sweep needs --ranks >= 4 (rank counts from 4 by doubling)")
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise SettingsError(f"--plot writes a PNG; give a file name ending .png, got {args.plot}")
+    if args.switch in ("emulator", "model"):
+        topology = topologies.topology(args.mesh)
+        topology.check_ports(ports)
+        emulated = args.switch == "emulator" and topology.kind == "feedforward"
+        if emulated and ports > MAX_EMULATED_PORTS:
+            raise SettingsError(
+                f"the emulated {args.mesh} switch has at most {MAX_EMULATED_PORTS} ports, "
+                f"got {ports}: give --switch model for more"
+            )
     return ports
 
 
@@ -175,36 +235,73 @@ def build(name: str, ranks: int, n_bytes: float) -> Collective:
     return getattr(fabric, ALGORITHMS[name][0])(range(ranks), n_bytes)
 
 
+@contextlib.contextmanager
+def switch_of(
+    args: argparse.Namespace, ports: int, link: Link
+) -> Iterator[tuple[Fabric, Reconfigure, str]]:
+    """The switch ``--switch`` names, open while the block runs: its fabric (to compile for),
+    how a compiled schedule's reconfiguration times are had (run on the switch from its
+    cleared state, ``ROUT:CLE``, so collectives compared start alike; or the heater write
+    model, from the idle chip), and where they come from, in words."""
+    from firmware.fabric import HeaterWriteModel
+    from firmware.sdk import Switch
+
+    topology = topologies.topology(args.mesh)
+    if args.switch == "model":
+        yield topology.fabric(ports), lambda _: HeaterWriteModel(), "the heater write model"
+        return
+    sw: Switch
+    if args.switch == "emulator":
+        sw = Switch.emulated(ports=ports, mesh=args.mesh, seed=args.seed)
+        fabric = sw.transport.controller.fabric
+    else:
+        from hil.visa import Session
+
+        sw = Switch(Session(args.switch, timeout_s=60.0))
+        if args.ports is not None and args.ports != sw.ports:
+            sw.close()
+            raise SettingsError(f"--ports {args.ports}: the switch has {sw.ports} ports")
+        fabric = topology.fabric(sw.ports)
+    with sw:
+        idn = sw.idn()
+        model = idn.split(",")[1] if "," in idn else idn
+
+        def run(s: CircuitSchedule) -> tuple[float, ...]:
+            sw.disconnect()  # every collective starts from the cleared switch
+            return sw.run_collective(s, link)
+
+        yield fabric, run, f"switch {model}, its own times (SCH:LOAD, SCH:STAR, SCH:STEP)"
+
+
+def link_of(args: argparse.Namespace) -> Link:
+    from firmware.fabric import Link
+
+    return Link(bandwidth_Bps=args.bandwidth_gbps * 1e9 / 8, alpha_s=args.alpha_us * 1e-6)
+
+
 def timings(
-    c: Collective, ports: int, mesh: str, link: Any, delay_s: float
+    c: Collective, fabric: Fabric, link: Link, delay_s: float, reconfigure: Reconfigure
 ) -> tuple[Any, Any, Any]:
-    """``c`` compiled for a ``ports``-port ``mesh`` switch: (the schedule, its timing on the
-    optical switch, the electrical switch's), with a straggler late by ``delay_s``."""
+    """``c`` compiled for ``fabric``: (the schedule, its timing on the switch with the
+    reconfiguration times ``reconfigure`` gives, the electrical switch's), with a straggler
+    late by ``delay_s``."""
     from firmware.fabric import (
-        HeaterWriteModel,
         circuit_timing,
         compile_collective,
         electrical_timing,
         with_straggler,
     )
 
-    fabric = topologies.topology(mesh).fabric(ports)
-    schedule = compile_collective(c, ports, fabric)
-    optical = with_straggler(circuit_timing(schedule, link, HeaterWriteModel()), delay_s)
+    schedule = compile_collective(c, fabric.n_ports, fabric)
+    optical = with_straggler(circuit_timing(schedule, link, reconfigure(schedule)), delay_s)
     electrical = with_straggler(electrical_timing(c, link), delay_s)
     return schedule, optical, electrical
 
 
-def collective(args: argparse.Namespace) -> dict[str, Any]:
-    """Compile and time the collective; the steps, totals and the all-reduce comparison as data
-    (s, bytes)."""
-    from firmware.fabric import Link, Round
-
-    ports = check(args)
-    link = Link(bandwidth_Bps=args.bandwidth_gbps * 1e9 / 8, alpha_s=args.alpha_us * 1e-6)
-    delay_s = (args.straggler_ms or 0.0) * 1e-3
-    c = build(args.algorithm, args.ranks, args.n_bytes)
-    schedule, optical, electrical = timings(c, ports, args.mesh, link, delay_s)
+def describe(
+    c: Collective, schedule: Any, optical: Any, electrical: Any, fabric: Fabric, source: str
+) -> dict[str, Any]:
+    """One collective's steps and totals on the switch and the electrical one, as data."""
     steps = []
     for st, t in zip(schedule.steps, optical.steps, strict=True):
         steps.append(
@@ -213,34 +310,19 @@ def collective(args: argparse.Namespace) -> dict[str, Any]:
                 "label": st.label,
                 "pairs": [list(p) for p in st.matching.pairs],
                 "transfers": [[tr.src, tr.dst] for tr in st.transfers],
-                "bytes_per_circuit": c.round_bytes(Round(st.transfers)),
+                "bytes_per_circuit": c.round_bytes(c.rounds[st.round_index], st.transfers),
                 "reconfigure_s": t.reconfigure_s,
+                "compute_s": t.compute_s,
                 "start_s": t.start_s,
                 "end_s": t.end_s,
             }
         )
-    transfer_s = sum(t.end_s - t.start_s - t.reconfigure_s for t in optical.steps)
-    compare = []
-    for name, (_, all_reduce) in ALGORITHMS.items():
-        if not all_reduce or (name == "straggler-all-reduce" and args.ranks < 3):
-            continue
-        if name == args.algorithm:
-            o, e = optical, electrical
-        else:
-            other = build(name, args.ranks, args.n_bytes)
-            _, o, e = timings(other, ports, args.mesh, link, delay_s)
-        compare.append({"algorithm": name, "optical_s": o.total_s, "electrical_s": e.total_s})
-    best = min(compare, key=lambda row: row["optical_s"])["algorithm"]
     return {
-        "algorithm": args.algorithm,
         "name": c.name,
         "kind": c.kind,
-        "ranks": args.ranks,
-        "ports": ports,
-        "mesh": args.mesh,
-        "bytes": args.n_bytes,
-        "link": {"bandwidth_Bps": link.bandwidth_Bps, "alpha_s": link.alpha_s},
-        "straggler_s": delay_s,
+        "ranks": len(c.ports),
+        "ports": fabric.n_ports,
+        "reconfiguration_source": source,
         "steps": steps,
         "rounds": len(c.rounds),
         "matchings": schedule.n_matchings,
@@ -248,8 +330,40 @@ def collective(args: argparse.Namespace) -> dict[str, Any]:
         "optical_total_s": optical.total_s,
         "electrical_total_s": electrical.total_s,
         "reconfigure_s": optical.reconfigure_s,
-        "transfer_s": transfer_s,
-        "duty_cycle": transfer_s / optical.total_s if optical.total_s else 1.0,
+        "transfer_s": optical.transfer_s,
+        "duty_cycle": optical.duty_cycle,
+    }
+
+
+def collective(args: argparse.Namespace) -> dict[str, Any]:
+    """Compile the collective, run it on the switch and time it; the steps, totals and the
+    all-reduce comparison as data (s, bytes)."""
+    from pswitch.collective_answers import refuse_training_options
+
+    ports = check(args)
+    refuse_training_options(args)
+    link = link_of(args)
+    delay_s = (args.straggler_ms or 0.0) * 1e-3
+    c = build(args.algorithm, args.ranks, args.n_bytes)
+    with switch_of(args, ports, link) as (fabric, reconfigure, source):
+        schedule, optical, electrical = timings(c, fabric, link, delay_s, reconfigure)
+        compare = []
+        for name, (_, all_reduce) in ALGORITHMS.items():
+            if not all_reduce or (name == "straggler-all-reduce" and args.ranks < 3):
+                continue
+            o, e = optical, electrical
+            if name != args.algorithm:
+                other = build(name, args.ranks, args.n_bytes)
+                _, o, e = timings(other, fabric, link, delay_s, reconfigure)
+            compare.append({"algorithm": name, "optical_s": o.total_s, "electrical_s": e.total_s})
+    best = min(compare, key=lambda row: row["optical_s"])["algorithm"]
+    return {
+        "algorithm": args.algorithm,
+        **describe(c, schedule, optical, electrical, fabric, source),
+        "mesh": args.mesh,
+        "bytes": args.n_bytes,
+        "link": {"bandwidth_Bps": link.bandwidth_Bps, "alpha_s": link.alpha_s},
+        "straggler_s": delay_s,
         "all_reduce_compare": compare,
         "best_optical_all_reduce": best,
     }
@@ -269,12 +383,14 @@ def _ms(seconds: float) -> str:
 
 def _print(r: dict[str, Any]) -> None:
     gbps = r["link"]["bandwidth_Bps"] * 8 / 1e9
+    size = f", {human(r['bytes'])} each" if "bytes" in r else ""
     print(
-        f"{r['name']} of {r['ranks']} ranks, {human(r['bytes'])} each, on a {r['ports']}-port "
+        f"{r['name']} of {r['ranks']} ranks{size}, on a {r['ports']}-port "
         f"{r['mesh']} switch ({gbps:g} Gb/s a port, alpha {r['link']['alpha_s'] * 1e6:g} us): "
         f"{r['rounds']} rounds, {len(r['steps'])} steps, {r['matchings']} matchings"
     )
-    if r["straggler_s"]:
+    print(f"reconfiguration times: {r['reconfiguration_source']}")
+    if r.get("straggler_s"):
         print(f"rank {r['ranks'] - 1} is late by {_ms(r['straggler_s'])} ms")
     show = r["ports"] <= 16
     print(
@@ -296,6 +412,11 @@ def _print(r: dict[str, Any]) -> None:
         f"{_ms(r['electrical_total_s'])} ms ({ratio:.2f}x); duty cycle "
         f"{100 * r['duty_cycle']:.1f} % (transfer time / total)"
     )
+    if "all_reduce_compare" in r:
+        _print_compare(r)
+
+
+def _print_compare(r: dict[str, Any]) -> None:
     print("all-reduce at this size      optical ms  electrical ms")
     for row in r["all_reduce_compare"]:
         mark = (
@@ -309,80 +430,25 @@ def _print(r: dict[str, Any]) -> None:
         )
 
 
-def write_plot(r: dict[str, Any], path: Path) -> None:
-    """A Gantt chart of ``r`` (:func:`collective`'s result) into the PNG ``path``: one row per
-    rank, a bar for each step it sends in (coloured by phase), the reconfigurations shaded, the
-    straggler's wait hatched, the electrical switch's total marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # headless
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
-
-    ranks = r["ranks"]
-    labels = list(dict.fromkeys(s["label"] for s in r["steps"]))
-    colours = {lab: plt.get_cmap("tab10")(i % 10) for i, lab in enumerate(labels)}
-    fig, ax = plt.subplots(figsize=(10, max(3.0, min(12.0, 1.5 + 0.25 * ranks))))
-    bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
-    for s in r["steps"]:
-        begin = (s["start_s"] + s["reconfigure_s"]) * 1e3
-        width = (s["end_s"] * 1e3) - begin
-        for rank in {src for src, _ in s["transfers"]}:
-            bars.setdefault((rank, s["label"]), []).append((begin, width))
-        if s["reconfigure_s"] > 0:
-            ax.axvspan(s["start_s"] * 1e3, begin, color="0.85", zorder=0, lw=0)
-    for (rank, label), spans in bars.items():
-        ax.broken_barh(spans, (rank - 0.4, 0.8), facecolors=colours[label], edgecolor="none")
-    if r["straggler_s"]:
-        ax.broken_barh(
-            [(0.0, r["straggler_s"] * 1e3)],
-            (ranks - 1 - 0.4, 0.8),
-            facecolors="none",
-            edgecolor="0.4",
-            hatch="//",
-        )
-    ax.axvline(r["electrical_total_s"] * 1e3, color="k", ls="--", lw=1.2)
-    ax.axvline(r["optical_total_s"] * 1e3, color="C3", ls="-", lw=1.2)
-    handles = [Patch(color=colours[lab], label=lab) for lab in labels]
-    handles.append(Patch(color="0.85", label="reconfiguration"))
-    if r["straggler_s"]:
-        handles.append(Patch(facecolor="none", edgecolor="0.4", hatch="//", label="straggler late"))
-    handles += [
-        plt.Line2D(
-            [],
-            [],
-            color="k",
-            ls="--",
-            label=f"electrical total {_ms(r['electrical_total_s'])} ms",
-        ),
-        plt.Line2D([], [], color="C3", label=f"optical total {_ms(r['optical_total_s'])} ms"),
-    ]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    ax.set_ylim(ranks - 0.5, -0.5)
-    if ranks <= 32:
-        ax.set_yticks(range(ranks))
-    ax.set_ylabel("rank (bars: sending)")
-    ax.set_xlabel("time (ms)")
-    ax.set_xlim(0, max(r["optical_total_s"], r["electrical_total_s"]) * 1e3 * 1.02)
-    ax.set_title(
-        f"{r['name']}, {r['ranks']} ranks, {human(r['bytes'])} each, {r['ports']}-port "
-        f"{r['mesh']} switch; duty cycle {100 * r['duty_cycle']:.1f} %",
-        fontsize=10,
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def run(args: argparse.Namespace) -> int:
-    result = collective(args)
+    from pswitch import collective_answers, collective_plots
+
+    if args.algorithm == "sweep":
+        result = collective_answers.sweep(args)
+        write, show = collective_plots.write_sweep_plot, collective_answers.print_sweep
+    elif args.algorithm == "training-step":
+        result = collective_answers.training(args)
+        write, show = collective_plots.write_plot, collective_answers.print_training
+    else:
+        result = collective(args)
+        write, show = collective_plots.write_plot, _print
     if args.plot is not None:
-        write_plot(result, args.plot)
+        write(result, args.plot)
         result["plot"] = str(args.plot)
     if args.json:
         print(json.dumps(result))
     else:
-        _print(result)
+        show(result)
         if args.plot is not None:
             print(f"plot: {args.plot}")
     return 0

@@ -33,7 +33,6 @@ from firmware.fabric.collectives import (
     straggler_all_reduce,
 )
 from firmware.fabric.schedules import HeaterWriteModel, ReconfigurationModel
-from photonics.errors import SettingsError
 from photonics.matching import Permutation
 from photonics.switch import Fabric, FeedForwardFabric
 
@@ -84,10 +83,10 @@ def optical_line(
     fabric: Fabric,
     link: Link,
     reconfigure: Reconfigure,
-) -> tuple[Affine, CircuitSchedule]:
+) -> tuple[Affine, float]:
     """``make`` for ranks on ports 0..p-1 of ``fabric``, compiled once (its matchings do not
     depend on the size) and reconfigured as ``reconfigure`` says (asked once): its time on the
-    circuit switch as a line in the size, and the schedule."""
+    circuit switch as a line in the size, and the time it spends reconfiguring (s)."""
     s = compile_collective(make(range(p), 1.0), fabric.n_ports, fabric)
     times = reconfigure(s)
 
@@ -95,7 +94,7 @@ def optical_line(
         sized = compile_collective(make(range(p), n), fabric.n_ports, fabric)
         return circuit_timing(sized, link, times).total_s
 
-    return affine(at), s
+    return affine(at), circuit_timing(s, link, times).reconfigure_s
 
 
 def electrical_line(
@@ -107,12 +106,16 @@ def electrical_line(
 
 @dataclass(frozen=True)
 class AllReduceLines:
-    """Every all-reduce of :data:`ALL_REDUCES` for ``ranks`` ranks, on the circuit switch and
-    on the electrical one, as lines in the size; ``duty_cycle`` per algorithm at ``n_bytes``."""
+    """Every all-reduce of :data:`ALL_REDUCES` for ``ranks`` ranks as lines in the size: on
+    the circuit switch (``optical``, reconfiguring per step, ``reconfigure_s`` in all), on the
+    electrical one, and on the *static ring* (:func:`static_ring`; feed-forward meshes only,
+    else None)."""
 
     ranks: int
     optical: dict[str, Affine]
+    reconfigure_s: dict[str, float]
     electrical: dict[str, Affine]
+    static_ring: Affine | None
 
     def best(self, n_bytes: float) -> tuple[str, str]:
         """The fastest all-reduce at ``n_bytes`` on the circuit switch, and on the electrical."""
@@ -120,29 +123,41 @@ class AllReduceLines:
         e = min(self.electrical, key=lambda k: self.electrical[k].at(n_bytes))
         return o, e
 
+    def duty_cycle(self, name: str, n_bytes: float) -> float:
+        """Traffic time over the total of all-reduce ``name`` at ``n_bytes`` on the switch."""
+        return 1.0 - self.reconfigure_s[name] / self.optical[name].at(n_bytes)
+
 
 def all_reduce_lines(
     p: int, fabric: Fabric, link: Link, reconfigure: Reconfigure
 ) -> AllReduceLines:
     """:class:`AllReduceLines` of ``p`` ranks on ports 0..p-1 of ``fabric``."""
-    optical = {
-        k: optical_line(make, p, fabric, link, reconfigure)[0] for k, make in ALL_REDUCES.items()
-    }
-    electrical = {k: electrical_line(make, p, link) for k, make in ALL_REDUCES.items()}
-    return AllReduceLines(p, optical, electrical)
+    optical, spent, electrical = {}, {}, {}
+    for k, make in ALL_REDUCES.items():
+        optical[k], spent[k] = optical_line(make, p, fabric, link, reconfigure)
+        electrical[k] = electrical_line(make, p, link)
+    static = None
+    if isinstance(fabric, FeedForwardFabric):
+        static = static_ring(ring_all_reduce, p, fabric, link)
+    return AllReduceLines(p, optical, spent, electrical, static)
 
 
-def static_ring_all_to_all(p: int, fabric: FeedForwardFabric, link: Link) -> Affine:
-    """The all-to-all of ``p`` ranks relayed along the one-way ring ``i -> i + 1``
-    (:func:`~firmware.fabric.all_to_all_ring`), the *static ring*: a feed-forward mesh holds
-    the directed cycle as one permutation, set once from the idle chip (the heater write
+def static_ring(
+    make: Callable[[Sequence[int], float], Collective],
+    p: int,
+    fabric: FeedForwardFabric,
+    link: Link,
+) -> Affine:
+    """``make`` of ``p`` ranks on the *static ring*: the one-way ring ``i -> i + 1``, which a
+    feed-forward mesh holds as one permutation, set once from the idle chip (the heater write
     model: every cell written, then settling; the firmware's matching commands cannot hold a
-    one-way cycle), then ``p - 1`` rounds carrying ``(p - 1) / 2 n`` bytes a port in all."""
-    if not isinstance(fabric, FeedForwardFabric):
-        raise SettingsError("a static one-way ring needs a feed-forward mesh to hold it")
+    one-way cycle, so no switch reports it), then ``make``'s rounds as on the electrical
+    switch. For :func:`~firmware.fabric.all_to_all_ring` that is exactly its relay; for
+    :func:`~firmware.fabric.ring_all_reduce` it is the textbook one-way ring all-reduce
+    (``2 (p - 1)`` rounds of ``n / p`` a port, as the bidirectional ring's per direction)."""
     fabric.mesh.route(Permutation([(i + 1) % p if i < p else None for i in range(fabric.n_ports)]))
     once = HeaterWriteModel().seconds(fabric.n_cells)
-    return affine(lambda n: once + electrical_timing(all_to_all_ring(range(p), n), link).total_s)
+    return affine(lambda n: once + electrical_timing(make(range(p), n), link).total_s)
 
 
 @dataclass(frozen=True)
@@ -165,7 +180,7 @@ def all_to_all_crossover(
 ) -> AllToAllCrossover:
     """:class:`AllToAllCrossover` of ``p`` ranks on ports 0..p-1 of ``fabric``."""
     cover, _ = optical_line(all_to_all_pairs, p, fabric, link, reconfigure)
-    return AllToAllCrossover(p, cover, static_ring_all_to_all(p, fabric, link))
+    return AllToAllCrossover(p, cover, static_ring(all_to_all_ring, p, fabric, link))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ FILES: dict[str, str | None] = {
 #: A ring all-reduce's command line, without and with its ranks and size.
 _RING = ["collective", "ring-all-reduce"]
 _RING4 = [*_RING, "--ranks", "4", "--bytes", "1"]
+#: A training step's command line: 2 data-parallel replicas of 1 MB of gradients.
+_TRAIN = ["collective", "training-step", "--dp", "2", "--dp-bytes", "1MB"]
 
 #: (arguments, words the refusal holds)
 CASES: list[tuple[list[str], str]] = [
@@ -90,8 +92,8 @@ CASES: list[tuple[list[str], str]] = [
     # collective
     (["collective"], "required: algorithm"),
     (["collective", "ring", "--ranks", "4", "--bytes", "1MB"], "invalid choice: 'ring'"),
-    (["collective", "ring-all-reduce", "--bytes", "1MB"], "required: --ranks"),
-    (["collective", "ring-all-reduce", "--ranks", "4"], "required: --bytes"),
+    (["collective", "ring-all-reduce", "--bytes", "1MB"], "ring-all-reduce needs --ranks"),
+    (["collective", "ring-all-reduce", "--ranks", "4"], "ring-all-reduce needs --bytes"),
     ([*_RING, "--ranks", "1", "--bytes", "1"], "--ranks: needs an integer in 2..256"),
     ([*_RING, "--ranks", "4", "--bytes", "0"], "--bytes: needs a size > 0"),
     (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "1XB"], "--bytes: needs a size"),
@@ -99,7 +101,29 @@ CASES: list[tuple[list[str], str]] = [
     (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "1e300"], "<= 1 PiB"),
     (["collective", "ring-all-reduce", "--ranks", "8", "--ports", "4", "--bytes", "1"], "fewer"),
     (["collective", "straggler-all-reduce", "--ranks", "2", "--bytes", "1"], "--ranks >= 3"),
-    ([*_RING4, "--mesh", "hexagonal"], "--mesh: invalid choice"),
+    ([*_RING4, "--mesh", "switch6x6"], "--mesh: invalid choice"),
+    (
+        [*_RING, "--ranks", "40", "--bytes", "1", "--mesh", "hexagonal"],
+        "hexagonal switch has 4..32",
+    ),
+    ([*_RING, "--ranks", "100", "--bytes", "1"], "at most 64 ports, got 100: give --switch model"),
+    ([*_RING4, "--seed", "-1"], "--seed: needs an integer >= 0, got -1"),
+    ([*_RING4, "--dp", "2"], "--dp is for training-step, not ring-all-reduce"),
+    (
+        [*_TRAIN, "--ranks", "4"],
+        "training-step takes --dp, --tp, --pp and their bytes, not --ranks",
+    ),
+    ([*_TRAIN, "--bytes", "1MB"], "not --bytes"),
+    (
+        ["collective", "training-step", "--dp", "1"],
+        "--dp x --tp x --pp must be 2..256 ranks, got 1",
+    ),
+    ([*_TRAIN, "--tp", "0"], "--tp: needs an integer in 1..256, got 0"),
+    ([*_TRAIN, "--forward-ms", "-1"], "--forward-ms: needs a number of ms > 0"),
+    ([*_TRAIN, "--all-reduce", "tree"], "--all-reduce: invalid choice: 'tree'"),
+    (["collective", "training-step", "--dp", "2", "--tp-bytes", "1MB"], "moves no bytes"),
+    (["collective", "sweep", "--ranks", "2", "--bytes", "1MB"], "sweep needs --ranks >= 4"),
+    (["collective", "sweep", "--ranks", "4", "--bytes", "1MB", "--straggler-ms", "1"], "leave"),
     ([*_RING4, "--straggler-ms", "-1"], "--straggler-ms: needs a number of ms > 0"),
     ([*_RING4, "--bandwidth-gbps", "0"], "--bandwidth-gbps: needs a number of Gb/s > 0"),
     ([*_RING4, "--alpha-us", "-1"], "--alpha-us: needs a number of us >= 0"),

@@ -1,0 +1,128 @@
+"""The figures of ``pswitch collective``: a Gantt chart of one collective's steps on the switch,
+and the sweep's two panels (which all-reduce wins by size; the straggler-aware speed-up by
+delay). Headless matplotlib, PNG files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_plot(r: dict[str, Any], path: Path) -> None:
+    """A Gantt chart of ``r`` (:func:`collective`'s result) into the PNG ``path``: one row per
+    rank, a bar for each step it sends in (coloured by phase), the reconfigurations shaded, the
+    straggler's wait hatched, the electrical switch's total marked."""
+    from matplotlib.patches import Patch
+
+    from pswitch.collective import _ms, human
+
+    plt = _pyplot()
+
+    ranks = r["ranks"]
+    labels = list(dict.fromkeys(s["label"] for s in r["steps"]))
+    colours = {lab: plt.get_cmap("tab10")(i % 10) for i, lab in enumerate(labels)}
+    fig, ax = plt.subplots(figsize=(10, max(3.0, min(12.0, 1.5 + 0.25 * ranks))))
+    bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for s in r["steps"]:
+        begin = (s["start_s"] + max(s["reconfigure_s"], s["compute_s"])) * 1e3
+        width = (s["end_s"] * 1e3) - begin
+        for rank in {src for src, _ in s["transfers"]}:
+            bars.setdefault((rank, s["label"]), []).append((begin, width))
+        if s["compute_s"] > 0:
+            end = (s["start_s"] + s["compute_s"]) * 1e3
+            ax.axvspan(s["start_s"] * 1e3, end, color="#cfe8cf", zorder=0, lw=0)
+        if s["reconfigure_s"] > 0:
+            end = (s["start_s"] + s["reconfigure_s"]) * 1e3
+            ax.axvspan(s["start_s"] * 1e3, end, color="0.75", zorder=1, lw=0, alpha=0.6)
+    for (rank, label), spans in bars.items():
+        ax.broken_barh(spans, (rank - 0.4, 0.8), facecolors=colours[label], edgecolor="none")
+    if r.get("straggler_s"):
+        ax.broken_barh(
+            [(0.0, r.get("straggler_s") * 1e3)],
+            (ranks - 1 - 0.4, 0.8),
+            facecolors="none",
+            edgecolor="0.4",
+            hatch="//",
+        )
+    ax.axvline(r["electrical_total_s"] * 1e3, color="k", ls="--", lw=1.2)
+    ax.axvline(r["optical_total_s"] * 1e3, color="C3", ls="-", lw=1.2)
+    handles = [Patch(color=colours[lab], label=lab) for lab in labels]
+    handles.append(Patch(color="0.75", alpha=0.6, label="reconfiguration"))
+    if any(s["compute_s"] > 0 for s in r["steps"]):
+        handles.append(Patch(color="#cfe8cf", label="computation"))
+    if r.get("straggler_s"):
+        handles.append(Patch(facecolor="none", edgecolor="0.4", hatch="//", label="straggler late"))
+    handles += [
+        plt.Line2D(
+            [],
+            [],
+            color="k",
+            ls="--",
+            label=f"electrical total {_ms(r['electrical_total_s'])} ms",
+        ),
+        plt.Line2D([], [], color="C3", label=f"optical total {_ms(r['optical_total_s'])} ms"),
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.set_ylim(ranks - 0.5, -0.5)
+    if ranks <= 32:
+        ax.set_yticks(range(ranks))
+    ax.set_ylabel("rank (bars: sending)")
+    ax.set_xlabel("time (ms)")
+    ax.set_xlim(0, max(r["optical_total_s"], r["electrical_total_s"]) * 1e3 * 1.02)
+    size = f"{human(r['bytes'])} each, " if r["kind"] != "training step" else ""
+    ax.set_title(
+        f"{r['name']}, {r['ranks']} ranks, {size}{r['ports']}-port {r['mesh']} switch; "
+        f"duty cycle {100 * r['duty_cycle']:.1f} %",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write_sweep_plot(r: dict[str, Any], path: Path) -> None:
+    """The sweep (:func:`pswitch.collective_answers.sweep`'s result) into the PNG ``path``:
+    left, every all-reduce's time by message size for the largest rank count, on the switch
+    and on the electrical one; right, the straggler-aware all-reduce's speed-up over ring by
+    the straggler's delay, one line a rank count (the published cost model solid, the
+    schedule compiled here dashed)."""
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    last = r["winners"][-1]
+    sizes = [row["bytes"] for row in last["sizes"]]
+    for i, name in enumerate(last["sizes"][0]["optical_s"]):
+        colour = f"C{i}"
+        optical = [row["optical_s"][name] for row in last["sizes"]]
+        electrical = [row["electrical_s"][name] for row in last["sizes"]]
+        left.loglog(sizes, optical, color=colour, marker="o", label=f"{name}, this switch")
+        left.loglog(sizes, electrical, color=colour, ls="--", label=f"{name}, electrical")
+    left.set_xlabel("message size per rank (bytes)")
+    left.set_ylabel("all-reduce time (s)")
+    left.set_title(f"{last['ranks']} ranks on the {r['ports_of'][str(last['ranks'])]}-port switch")
+    left.legend(fontsize=8)
+    left.grid(True, which="both", alpha=0.3)
+    for k, p in enumerate(sorted({x["ranks"] for x in r["straggler"]})):
+        pts = [x for x in r["straggler"] if x["ranks"] == p]
+        delays = [max(x["delay_s"], 1e-6) * 1e3 for x in pts]
+        right.semilogx(delays, [x["model_speedup"] for x in pts], color=f"C{k}", label=f"{p} ranks")
+        right.semilogx(delays, [x["compiled_speedup"] for x in pts], color=f"C{k}", ls="--")
+    right.axhline(2.0, color="k", lw=0.8, ls=":")
+    right.set_xlabel("straggler delay (ms)")
+    right.set_ylabel("speed-up over ring (from the straggler's arrival)")
+    right.set_title(
+        f"straggler-aware all-reduce, {r['straggler_bytes'] / 2**20:g} MiB (dashed: compiled)"
+    )
+    right.legend(fontsize=8)
+    right.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
