@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from firmware.fabric.collectives import Collective, Transfer, _check
+from firmware.fabric.collectives import Collective, Transfer, _check, straggler_all_reduce
 from firmware.fabric.covers import _split
 from firmware.fabric.plans import try_plan
 from firmware.fabric.schedules import HeaterWriteModel, ReconfigurationModel
@@ -270,28 +270,45 @@ class StragglerCost:
         return self.ring_s / self.straggler_aware_s
 
 
+#: Completion rounds of the published straggler-aware all-reduce for rank counts that are not
+#: powers of two, as its authors' schedule synthesizer found them (their analytical model,
+#: ``code/simulation.py`` of github.com/arjundevraj/stragglar).
+PUBLISHED_COMPLETION_ROUNDS = {6: 7, 12: 15, 24: 27, 48: 57, 96: 108, 192: 208}
+
+
+def completion_rounds(p: int) -> tuple[int, str]:
+    """Rounds of ``n / (p - 1)`` bytes a port that the straggler-aware all-reduce takes once
+    the straggler arrives, and where the count comes from: ``p - 2 + log2 p`` for ``p`` a power
+    of two (the published model), the published synthesizer's count where it gives one
+    (:data:`PUBLISHED_COMPLETION_ROUNDS`), else the completion compiled here
+    (:func:`~firmware.fabric.straggler_all_reduce`, a greedy schedule of our own)."""
+    if p & (p - 1) == 0:
+        return p - 2 + p.bit_length() - 1, "published: p - 2 + log2 p"
+    if p in PUBLISHED_COMPLETION_ROUNDS:
+        return PUBLISHED_COMPLETION_ROUNDS[p], "published synthesizer"
+    rounds = straggler_all_reduce(range(p), 1.0).rounds
+    return sum(r.label == "completion" for r in rounds), "compiled here (greedy)"
+
+
 def straggler_cost(p: int, n_bytes: float, link: Link, delay_s: float) -> StragglerCost:
-    """The alpha-beta cost model of the straggler-aware all-reduce against ring all-reduce.
+    """The alpha-beta cost model of the straggler-aware all-reduce against ring all-reduce, as
+    published: "Accelerating AllReduce with a Persistent Straggler" (A. Devraj, E. Ding,
+    A. Vijaya Kumar, R. Kleinberg, R. Singh; arXiv:2505.23523, 2025; the algorithm is named
+    StragglAR there), whose analytical model this is. ``p`` ranks, one of them late by
+    ``delay_s``; buffers of ``n_bytes``; ``alpha``, ``beta = 1 / bandwidth`` of ``link``; any
+    rank reaches any other in one step (a non-blocking switch), full-duplex ports, one chunk a
+    port each way a round.
 
-    Method: "Accelerating AllReduce with a Persistent Straggler" (A. Devraj, E. Ding,
-    A. Vijaya Kumar, R. Kleinberg, R. Singh; published as StragglAR). ``p`` ranks, one of them
-    late by ``delay_s``; buffers of ``n_bytes``; ``alpha``, ``beta = 1 / bandwidth`` of ``link``;
-    any rank reaches any other in one step (a non-blocking switch), full-duplex ports.
-
-    - ring all-reduce cannot start before the straggler: ``2 (p - 1) alpha + 2 (p - 1) / p n beta``
-      after it arrives;
+    - ring all-reduce cannot start before the straggler: ``2 (p - 1) alpha + 2 (p - 1) / p n
+      beta`` after it arrives;
     - the straggler-aware one runs a reduce-scatter among the ``m = p - 1`` ready ranks during
       the delay (``(m - 1) alpha + (m - 1) / m n beta``; whatever of it outlasts the delay is
-      added), then a completion of ``p`` rounds of ``n / m`` bytes:
-      ``p alpha + p / (p - 1) n beta``.
+      added: the published model takes it as hidden), then a completion of ``c`` rounds of
+      ``n / m`` bytes (:func:`completion_rounds`; ``c = p - 2 + log2 p`` for a power of two):
+      ``c alpha + c / m n beta``.
 
-    Assumed here (the paper's completion schedule itself is not reproduced): ``p`` rounds of
-    one chunk per port is the least a completion can take when a port exchanges one chunk per
-    round: every ready rank must receive the straggler's part of its own chunk and the ``m - 1``
-    finished chunks of the others, and no chunk is finished before the first round. The
-    bandwidth term then tends to ``n beta`` (the straggler must send and receive its whole
-    buffer), half of ring's ``2 n beta``: the speed-up tends to 2 as ``p`` grows, the published
-    theoretical limit.
+    The bandwidth term of the completion tends to ``n beta``, half of ring's ``2 n beta``: the
+    speed-up tends to 2 as ``p`` grows, the published theoretical limit.
     """
     if isinstance(p, bool) or not isinstance(p, int) or p < 3:
         raise SettingsError(f"p must be an integer >= 3 ranks, got {p!r}")
@@ -300,9 +317,10 @@ def straggler_cost(p: int, n_bytes: float, link: Link, delay_s: float) -> Stragg
         raise SettingsError(f"delay_s must be >= 0 s, got {delay_s!r}")
     a, b = link.alpha_s, 1.0 / link.bandwidth_Bps
     m = p - 1
+    c, _ = completion_rounds(p)
     ring = 2 * (p - 1) * a + 2 * (p - 1) / p * n * b
     ready_rs = (m - 1) * a + (m - 1) / m * n * b
-    completion = p * a + p / m * n * b
+    completion = c * a + c / m * n * b
     return StragglerCost(ring, max(0.0, ready_rs - delay_s) + completion)
 
 

@@ -27,6 +27,7 @@ from firmware.fabric import (
     straggler_cost,
     with_straggler,
 )
+from firmware.fabric.collective_timing import completion_rounds
 from photonics import PortError, SettingsError
 from photonics.matching import Matching
 from photonics.routing import Router
@@ -218,14 +219,27 @@ def test_straggler_speedup_over_ring_rises_toward_two():
     link = Link(25e9, 0.0)
     ups = [straggler_cost(p, 2.0**30, link, 1.0).speedup for p in (4, 8, 16, 64, 256, 1024, 8192)]
     assert all(b > a for a, b in itertools.pairwise(ups))
-    assert ups[1] == pytest.approx(2 * 7**2 / 8**2)
+    # the published model: p - 2 + log2 p completion rounds of n / (p - 1) for a power of two
+    assert ups[1] == pytest.approx((2 * 7 / 8) / (9 / 7))
     assert 1.99 < ups[-1] < 2
-    # latency-bound messages gain nothing: p alpha against 2 (p - 1) alpha
+    # latency-bound messages: 9 rounds against 2 (p - 1)
     tiny = straggler_cost(8, 1.0, Link(25e9, 1e-5), 1.0)
-    assert tiny.speedup == pytest.approx(14 / 8, rel=1e-3)
+    assert tiny.speedup == pytest.approx(14 / 9, rel=1e-3)
     # a delay shorter than the ready ranks' reduce-scatter adds what is left of it
     short = straggler_cost(8, 2.0**30, link, 0.0)
-    assert short.straggler_aware_s == pytest.approx((6 / 7 + 8 / 7) * 2**30 / 25e9)
+    assert short.straggler_aware_s == pytest.approx((6 / 7 + 9 / 7) * 2**30 / 25e9)
+
+
+@pytest.mark.parametrize("p", [4, 6, 8, 12, 16, 24, 48, 64])
+def test_the_greedy_completion_takes_at_least_the_published_rounds(p):
+    published, source = completion_rounds(p)
+    assert source.startswith("published")
+    c = straggler_all_reduce(range(p), 1.0)
+    ours = sum(r.label == "completion" for r in c.rounds)
+    assert published <= ours <= published + (p // 8) + 2  # 12 and 48: as many
+    assert completion_rounds(p + 1 if p + 1 not in (6, 12, 24, 48) else p + 3)[1].startswith(
+        "compiled"
+    )
 
 
 def test_bad_inputs_are_refused():
