@@ -171,7 +171,7 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
         raise SettingsError("sweep chooses the straggler's delays itself; leave --straggler-ms out")
     link = link_of(args)
     sizes = sizes_up_to(args.n_bytes)
-    winners, ports_of = [], {}
+    winners, ports_of, sources = [], {}, []
     for p in rank_counts(args.ranks):
         ports = args.ports or p
         with switch_of(args, ports, link) as (fabric, reconfigure, source):
@@ -180,6 +180,7 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
             if isinstance(fabric, FeedForwardFabric):
                 a2a = all_to_all_crossover(p, fabric, link, reconfigure).crossover_bytes
         ports_of[str(p)] = fabric.n_ports
+        sources.append(source)
         static = lines.static_ring
         rows = []
         for n in sizes:
@@ -214,7 +215,7 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "algorithm": "sweep",
         "mesh": args.mesh,
-        "reconfiguration_source": source,
+        "reconfiguration_source": "; ".join(dict.fromkeys(sources)),
         "link": {"bandwidth_Bps": link.bandwidth_Bps, "alpha_s": link.alpha_s},
         "ports_of": ports_of,
         "winners": winners,
