@@ -19,27 +19,16 @@ reconfiguration before a phase that follows computation overlaps it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from firmware.fabric.collectives import (
-    Collective,
-    Round,
-    Transfer,
-    _check,
-    halving_doubling_all_reduce,
-    ring_all_reduce,
-)
+from firmware.fabric.collective_sweep import ALL_REDUCES
+from firmware.fabric.collectives import Collective, Round, Transfer, _check
 from firmware.fabric.jobs import check_ports
 from photonics.errors import PortError, SettingsError
 
 Kind = Literal["tp", "dp", "pp"]
-#: The all-reduce of a phase, by name.
-ALL_REDUCE: dict[str, Callable[[Sequence[int], float], Collective]] = {
-    "ring": ring_all_reduce,
-    "halving-doubling": halving_doubling_all_reduce,
-}
 
 
 @dataclass(frozen=True)
@@ -87,7 +76,7 @@ class HybridJob:
 class StepSettings:
     """One training step's computation (s, per rank) and traffic (bytes per rank): see the
     module's text; ``all_reduce``: the algorithm of the tensor and data phases (a key of
-    :data:`ALL_REDUCE`)."""
+    :data:`~firmware.fabric.collective_sweep.ALL_REDUCES`)."""
 
     forward_s: float
     backward_s: float
@@ -101,8 +90,8 @@ class StepSettings:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < float("inf"):
                 raise SettingsError(f"{name} must be a finite number >= 0, got {v!r}")
-        if self.all_reduce not in ALL_REDUCE:
-            known = list(ALL_REDUCE)
+        if self.all_reduce not in ALL_REDUCES:
+            known = list(ALL_REDUCES)
             raise SettingsError(f"all_reduce must be one of {known}, got {self.all_reduce!r}")
 
 
@@ -158,7 +147,7 @@ def training_step(job: HybridJob, step: StepSettings) -> Collective:
     labelled ``"tp"``, ``"pp"`` and ``"dp"``; a phase of groups of one rank, or of no bytes,
     has no rounds and its computation moves to the next phase (after the last: to the first,
     as the next step's)."""
-    make = ALL_REDUCE[step.all_reduce]
+    make = ALL_REDUCES[step.all_reduce]
     phases: list[tuple[str, Collective, float]] = []
     carry = step.forward_s
     plan: list[tuple[Kind, float, float]] = [
