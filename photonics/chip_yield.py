@@ -358,3 +358,23 @@ def parameter_effects(
         spread = max(yields.values()) - min(yields.values()) if yields else 0.0
         out.append({"parameter": name, "yield_by_value": yields, "yield_spread": spread})
     return sorted(out, key=lambda e: -e["yield_spread"])
+
+
+def summarize_sweep(
+    points: Sequence[YieldStudy],
+    rows: Sequence[Sequence[dict[str, Any]]],
+    axes: Sequence[tuple[str, Sequence[float]]],
+) -> dict[str, Any]:
+    """A sweep's summary: its ``axes`` (as lists), each point's :func:`summarize` with its
+    swept numbers (``point``), the :func:`parameter_effects` of the swept numbers and the
+    :func:`sensitivity` of the chips of all points together."""
+    names = [name for name, _ in axes]
+    return {
+        "sweep": [[name, [float(v) for v in values]] for name, values in axes],
+        "points": [
+            summarize(study, chips) | {"point": {name: getattr(study, name) for name in names}}
+            for study, chips in zip(points, rows, strict=True)
+        ],
+        "parameter_effects": parameter_effects(points, rows, names),
+        "sensitivity": sensitivity([r for chips in rows for r in chips]),
+    }

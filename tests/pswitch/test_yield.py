@@ -19,8 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 from distributed import Client
 
+from firmware.fabric.jobs import Job, job_matchings
 from photonics.chip_yield import YieldStudy, run_chip
 from pswitch.cli import main
+from pswitch.yield_command import workload_matchings
 from pswitch.yield_study import prepare, read_rows, run_study, write_part
 
 STUDY = YieldStudy(ports=4, chips=6, seed=5)
@@ -155,3 +157,34 @@ def test_a_study_on_an_existing_cluster_survives_a_killed_worker(tmp_path: Path)
         assert workers[0].wait(timeout=30) == -signal.SIGKILL and workers[1].poll() is None
     assert killed and killed[0] < study.chips
     assert rows == [run_chip(study, i) for i in range(study.chips)]
+
+
+@pytest.mark.parametrize(
+    ("workload", "ports", "rounds"), [("ring", 8, 2), ("torus", 16, 4), ("torus", 6, 4)]
+)
+def test_a_training_job_s_workload_is_its_matchings(workload: str, ports: int, rounds: int) -> None:
+    pairs = workload_matchings(workload, ports)
+    assert len(pairs) == rounds  # torus 2 x 3: rows 1 round, columns of 3: 3 rounds
+    shape = {"ring": (), "torus": (4, 4) if ports == 16 else (2, 3)}[workload]
+    job = Job(workload, workload, tuple(range(ports)), shape=shape)
+    assert pairs == tuple(m.pairs for m in job_matchings(job, ports))
+    assert workload_matchings("all-to-all", ports) == ()
+
+
+def test_the_command_routes_a_training_job_under_a_power_cap(tmp_path: Path) -> None:
+    argv = ["yield", "--ports", "4", "--chips", "3", "--workers", "1", "--workload", "ring"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--output", str(tmp_path / "a"), "--json"]) == 0
+    result = json.loads(out.getvalue())
+    assert result["study"]["matchings"] == [[[0, 1], [2, 3]], [[0, 3], [1, 2]]]
+    study = YieldStudy(
+        ports=4, chips=3, workload="ring", matchings=(((0, 1), (2, 3)), ((0, 3), (1, 2)))
+    )
+    rows = [run_chip(study, i) for i in range(3)]
+    assert result["passed"] == sum(r["passed"] for r in rows)
+    cap = min(r["worst_power_mW"] for r in rows) * 0.999  # below every chip's worst matching
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([*argv, "--max-power-mw", f"{cap}", "--output", str(tmp_path / "b"), "--json"])
+    assert code == 0 and json.loads(out.getvalue())["passed"] == 0
