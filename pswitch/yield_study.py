@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -68,15 +71,26 @@ SCHEMA = pa.schema(
 #: Dask settings of the local cluster's workers. A chip's numerics make and drop many arrays of
 #: a few hundred kB: glibc's default (a trim threshold that adapts) serves them, where Dask's
 #: fixed 64 kB trim threshold (returning memory to the system sooner) costs 7 % more CPU time
-#: in page faults; and no statistical profiler sampling the task every 10 ms.
+#: in page faults; no statistical profiler sampling the task every 10 ms; and this module
+#: preloaded (:func:`dask_setup`).
 LOCAL_WORKERS = {
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
     "distributed.worker.profile.enabled": False,
+    "distributed.worker.preload": [__name__],
 }
 #: A batch is written once it holds this many rows ...
 FLUSH_ROWS = 32
 #: ... or this many seconds after its first row arrived.
 FLUSH_S = 5.0
+
+
+def dask_setup(worker: Any) -> None:
+    """Preloaded in each local worker process: Ctrl-C is the command's, which closes the
+    cluster in order (the workers share its terminal's process group, and a worker's own
+    KeyboardInterrupt would print Dask's tracebacks); only Dask's errors are logged."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.getLogger("distributed").setLevel(logging.ERROR)
 
 
 def read_rows(folder: Path) -> list[dict[str, Any]]:
@@ -159,12 +173,18 @@ def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any
                 f"`dask scheduler` and its workers with `dask worker ADDRESS`, or leave out "
                 f"--scheduler for a local cluster"
             ) from None
+    # the cluster is this process's own: what its scheduler logs as it closes (e.g. tasks
+    # lost with the workers after a Ctrl-C) is no news; its errors still are
+    quiet = logging.getLogger("distributed")
+    stack.callback(quiet.setLevel, quiet.level)
+    quiet.setLevel(logging.ERROR)
     with dask.config.set(LOCAL_WORKERS):
         local = LocalCluster(
             n_workers=workers or os.cpu_count() or 1,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            # its scheduler's HTTP server on a free port: the default 8787 warns when taken
+            dashboard_address=":0",
         )
     stack.enter_context(local)
     return stack.enter_context(Client(local))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -188,3 +189,48 @@ def test_the_command_routes_a_training_job_under_a_power_cap(tmp_path: Path) -> 
     with contextlib.redirect_stdout(out):
         code = main([*argv, "--max-power-mw", f"{cap}", "--output", str(tmp_path / "b"), "--json"])
     assert code == 0 and json.loads(out.getvalue())["passed"] == 0
+
+
+def wait_for_rows(folder: Path, more_than: int, run: subprocess.Popen) -> int:
+    """Wait until ``folder`` holds more than ``more_than`` rows (the command still running);
+    how many."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run.poll() is None:
+        held = len(read_rows(folder))
+        if held > more_than:
+            return held
+        time.sleep(0.05)
+    raise AssertionError(f"no more than {more_than} rows came (exit {run.poll()})")
+
+
+@pytest.mark.slow
+def test_the_command_interrupted_then_killed_then_resumed_loses_no_chip(tmp_path: Path) -> None:
+    study = YieldStudy(ports=4, chips=200, seed=3)
+    folder = tmp_path / "rows"
+    argv = [sys.executable, "-m", "pswitch", "yield", "--ports", "4", "--chips", "200"]
+    argv += ["--seed", "3", "--workers", "2", "--output", str(folder), "--json"]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    # Ctrl-C reaches the command and its workers (one process group): exit 130, rows kept
+    run = subprocess.Popen(argv, start_new_session=True, **pipes)
+    wait_for_rows(folder, 0, run)
+    os.killpg(run.pid, signal.SIGINT)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 130 and err.endswith("pswitch yield: interrupted\n")
+    assert "Traceback" not in err and out == ""
+    interrupted = len(read_rows(folder))
+    assert 0 < interrupted < study.chips
+    # killed outright, the command and its workers: the rows written so far are whole
+    run = subprocess.Popen(argv, start_new_session=True, **pipes)
+    held = wait_for_rows(folder, interrupted, run)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.communicate(timeout=120)
+    assert held <= len(read_rows(folder)) < study.chips
+    before = len(read_rows(folder))
+    done = subprocess.run(argv, timeout=600, check=True, **pipes)
+    assert json.loads(done.stdout)["chips_run_now"] == study.chips - before
+    # every chip once, as an uninterrupted run has it
+    indices = [
+        i for p in folder.glob("part-*.parquet") for i in pq.read_table(p)["index"].to_pylist()
+    ]
+    assert sorted(indices) == list(range(study.chips))
+    assert read_rows(folder) == [run_chip(study, i) for i in range(study.chips)]
