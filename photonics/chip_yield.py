@@ -36,17 +36,20 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from photonics.chip import Chip, ChipSpec
-from photonics.covers import round_robin
 from photonics.errors import FitError, SettingsError
 from photonics.levels import DARK_MW
 from photonics.matching import Matching
 from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA
-from photonics.selfcal import calibrate_mesh, currents_for_theta
+
+if TYPE_CHECKING:
+    from photonics.chip import ChipSpec
+
+# The chip, its calibration and the covers (numba, scipy) are imported where a chip is made:
+# a command line parser that names the study's numbers loads none of them.
 
 #: Power each input sends while a matching is measured, mW.
 PROBE_MW = 1.0
@@ -138,11 +141,15 @@ class YieldStudy:
     def workload_matchings(self) -> list[Matching]:
         """The matchings each chip routes: the study's own, else the all-to-all cover."""
         if not self.matchings:
+            from photonics.covers import round_robin
+
             return round_robin(self.ports)
         return [Matching(pairs, self.ports) for pairs in self.matchings]
 
     def spec(self, chip_seed: int) -> ChipSpec:
         """The :class:`ChipSpec` of a chip of this study drawn from ``chip_seed``."""
+        from photonics.chip import ChipSpec
+
         return ChipSpec(
             n_ports=self.ports,
             mesh=self.mesh,
@@ -183,6 +190,9 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     drew), what was drawn (:data:`DRAWN`: the largest |splitting
     error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB) and
     ``passed``."""
+    from photonics.chip import Chip
+    from photonics.selfcal import calibrate_mesh, currents_for_theta
+
     chip_seed, rng = chip_seeds(study, index)
     chip = Chip(study.spec(chip_seed))
     n = chip.n_ports

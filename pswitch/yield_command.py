@@ -41,8 +41,8 @@ EXAMPLES = """examples:
   pswitch yield --chips 200 --coupler-sigma 0.02      how many 16-port chips pass at 2 % spread
   pswitch yield --chips 50 --ports 8 --workers 2 --output rows.parquet
   pswitch yield --chips 1000 --scheduler tcp://10.0.0.5:8786   on an existing Dask cluster
-  pswitch yield --chips 40 --sweep coupler_sigma=0.005,0.01,0.02 --sweep pitch_y_um=20,60 \
-      --output sweep.parquet --plot sweep.png          a grid of 6 points, 40 chips each
+  pswitch yield --chips 40 --sweep coupler_sigma=0.005,0.01,0.02 --sweep pitch_y_um=20,60
+                --output sweep.parquet --plot sweep.png   a grid of 6 points, 40 chips each
   pswitch yield --workload torus --max-power-mw 3000   a training job's circuits, a power cap
   pswitch yield --json                                 the summary as JSON
 """
