@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from photonics.chip_yield import ALL_TO_ALL, SWEEPABLE
+from photonics.chip_yield import ALL_TO_ALL, SWEEPABLE, YieldStudy
 from photonics.errors import SettingsError
 from pswitch import args as types
 from pswitch.progress import progress_bar
@@ -27,9 +27,6 @@ from pswitch.verification import VERIFY_ISOLATION_DB
 
 #: Default pass criterion on the worst insertion loss of a circuit, dB.
 MAX_LOSS_DB = 12.0
-#: Default pass criterion on the heater power of a matching, mW (a 16-port Clements chip
-#: draws about 2.7-2.9 W in a matching of the all-to-all cover).
-MAX_POWER_MW = 4000.0
 #: The study's numbers that are pass criteria.
 SPEC = {"min_isolation_db", "max_loss_db", "max_power_mW"}
 #: Most chips one study draws.
@@ -140,15 +137,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--pitch-x-um",
         metavar="UM",
         type=types.number(10_000.0, "um"),
-        default=300.0,
-        help="distance of the MZI columns, um (default 300); closer: more thermal crosstalk",
+        default=YieldStudy.pitch_x_um,
+        help=f"distance of the MZI columns, um (default {YieldStudy.pitch_x_um:g}); closer: "
+        f"more thermal crosstalk",
     )
     parser.add_argument(
         "--pitch-y-um",
         metavar="UM",
         type=types.number(10_000.0, "um"),
-        default=60.0,
-        help="distance of the waveguides, um (default 60)",
+        default=YieldStudy.pitch_y_um,
+        help=f"distance of the waveguides, um (default {YieldStudy.pitch_y_um:g})",
     )
     parser.add_argument(
         "--workload",
@@ -175,9 +173,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--max-power-mw",
         metavar="MW",
         type=types.number(1e6, "mW"),
-        default=MAX_POWER_MW,
-        help=f"pass: no matching's heaters draw more than this in all, mW "
-        f"(default {MAX_POWER_MW:g})",
+        default=YieldStudy.max_power_mW,
+        help=f"pass: no matching's heaters draw more than this in all, mW (default "
+        f"{YieldStudy.max_power_mW:g}; a 16-port Clements chip draws about 2.8 W)",
     )
     parser.add_argument(
         "--sweep",
