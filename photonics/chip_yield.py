@@ -73,6 +73,8 @@ SWEEPABLE = (
     "max_loss_db",
     "max_power_mW",
 )
+#: The study's numbers that are pass criteria: they decide ``passed``, not the figures.
+CRITERIA = ("min_isolation_db", "max_loss_db", "max_power_mW")
 #: The workload of a study without matchings of its own.
 ALL_TO_ALL = "all-to-all"
 
@@ -171,6 +173,11 @@ class YieldStudy:
         the same chip in a study of 10 chips and in one of 1000)."""
         return {k: v for k, v in self.as_dict().items() if k != "chips"}
 
+    def chip_identity(self) -> dict[str, Any]:
+        """What a chip's figures depend on: the :meth:`identity` without the pass criteria
+        (:data:`CRITERIA`), so points of a sweep over the spec share their chips."""
+        return {k: v for k, v in self.identity().items() if k not in CRITERIA}
+
 
 def chip_seeds(study: YieldStudy, index: int) -> tuple[int, np.random.Generator]:
     """Chip ``index``'s fabrication seed (an integer for :class:`ChipSpec`) and the generator
@@ -248,12 +255,7 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         isolation = min(isolation, float(10 * np.log10(signal / np.maximum(leak, DARK_MW)).min()))
         loss = max(loss, float(-10 * np.log10(signal).min()))
         excess = max(excess, float(10 * np.log10(ideal / signal).max()))
-    passed = (
-        isolation >= study.min_isolation_db
-        and loss <= study.max_loss_db
-        and power <= study.max_power_mW
-    )
-    return row | {
+    measured = row | {
         "calibrated": True,
         "readings": int(found.measurements),
         "matchings": len(matchings),
@@ -261,8 +263,19 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         "worst_loss_db": loss,
         "worst_excess_loss_db": excess,
         "worst_power_mW": power,
-        "passed": bool(passed),
     }
+    return measured | {"passed": passes(study, measured)}
+
+
+def passes(study: YieldStudy, row: dict[str, Any]) -> bool:
+    """Whether the chip of ``row`` meets ``study``'s spec (:data:`CRITERIA`); a chip that did
+    not calibrate never does."""
+    return bool(
+        row["calibrated"]
+        and row["worst_isolation_db"] >= study.min_isolation_db
+        and row["worst_loss_db"] <= study.max_loss_db
+        and row["worst_power_mW"] <= study.max_power_mW
+    )
 
 
 def wilson_interval(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:

@@ -39,7 +39,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from photonics.chip_yield import YieldStudy, run_chip, sweep_points
+from photonics.chip_yield import YieldStudy, passes, run_chip, sweep_points
 from photonics.errors import PswitchError, SettingsError
 
 Progress = Callable[[str, int, int], None]
@@ -195,9 +195,11 @@ def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any
 
 
 def task_keys(study: YieldStudy, indices: list[int] | range) -> list[str]:
-    """Dask keys of the chips ``indices`` of ``study``: unique to the study, so that studies
-    sharing a cluster never share a result."""
-    token = hashlib.sha256(json.dumps(study.identity(), sort_keys=True).encode()).hexdigest()
+    """Dask keys of the chips ``indices`` of ``study``: unique to the chip (its study's
+    :meth:`~photonics.chip_yield.YieldStudy.chip_identity` and its index), so that studies
+    sharing a cluster share only the same chips, and a sweep over the spec runs each chip once."""
+    identity = json.dumps(study.chip_identity(), sort_keys=True).encode()
+    token = hashlib.sha256(identity).hexdigest()
     return [f"chip-{token[:16]}-{i}" for i in indices]
 
 
@@ -217,7 +219,7 @@ def run_points(
 
     tick = progress or (lambda stage, done, total: None)
     total = sum(study.chips for study, _ in points)
-    owner: dict[str, int] = {}  # task key -> its point
+    owners: dict[str, list[int]] = {}  # task key -> the points that want its chip
     tasks: list[tuple[YieldStudy, int, str]] = []
     count = 0
     for i, (study, folder) in enumerate(points):
@@ -225,8 +227,9 @@ def run_points(
         count += len(done)
         missing = sorted(set(range(study.chips)) - done)
         for index, key in zip(missing, task_keys(study, missing), strict=True):
-            owner[key] = i
-            tasks.append((study, index, key))
+            if key not in owners:  # the same chip at points that differ only in the spec
+                tasks.append((study, index, key))
+            owners.setdefault(key, []).append(i)
     tick("chips", count, total)
     batches: dict[int, list[dict[str, Any]]] = {}
     started = time.monotonic()
@@ -246,9 +249,12 @@ def run_points(
                 for future in as_completed(futures):
                     if not batches:
                         started = time.monotonic()
-                    batches.setdefault(owner[future.key], []).append(future.result())
+                    row = future.result()
+                    for i in owners[future.key]:  # each point judges the chip by its spec
+                        mine = row | {"passed": passes(points[i][0], row)}
+                        batches.setdefault(i, []).append(mine)
                     future.release()
-                    count += 1
+                    count += len(owners[future.key])
                     tick("chips", count, total)
                     waiting = sum(len(rows) for rows in batches.values())
                     if waiting >= FLUSH_ROWS or time.monotonic() - started >= FLUSH_S:

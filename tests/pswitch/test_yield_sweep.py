@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from contextlib import ExitStack
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
+from distributed import get_task_stream
 
 from photonics.chip_yield import (
     YieldStudy,
@@ -25,7 +27,7 @@ from photonics.chip_yield import (
 )
 from pswitch.cli import main
 from pswitch.yield_plots import yield_figure
-from pswitch.yield_study import run_sweep
+from pswitch.yield_study import cluster, run_sweep
 
 BASE = YieldStudy(ports=4, chips=3, seed=7)
 AXES = [("coupler_sigma", [0.0, 0.03]), ("pitch_y_um", [15.0, 60.0])]
@@ -159,3 +161,15 @@ def test_the_figure_of_one_study_ranks_what_was_drawn(swept: tuple) -> None:
     widths = [bar.get_width() for bar in ranking.patches][::-1]  # drawn top down
     assert widths == [s["spearman_vs_worst_isolation"] for s in result["sensitivity"]]
     plt.close(fig)
+
+
+def test_a_sweep_over_the_spec_runs_each_chip_once(tmp_path: Path) -> None:
+    axes = [("min_isolation_db", [10.0, 30.0, 50.0])]
+    with ExitStack() as stack:
+        client = cluster(1, None, stack)
+        with get_task_stream(client) as stream:
+            _, rows = run_sweep(BASE, axes, tmp_path / "spec", client=client)
+    assert len(stream.data) == BASE.chips  # 3 chips, not 9: the figures do not depend on the spec
+    assert rows == expected(axes)  # and each point judged them by its own spec
+    assert [sum(r["passed"] for r in chips) for chips in rows] != [0, 0, 0]
+    assert [[r["passed"] for r in chips] for chips in rows][-1] == [False] * BASE.chips
