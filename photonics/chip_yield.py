@@ -306,19 +306,31 @@ def ranks(values: np.ndarray) -> np.ndarray:
 def sensitivity(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Which drawn imperfection (:data:`DRAWN`) goes with a chip's worst isolation: for each,
     Spearman's rank correlation with ``worst_isolation_db`` over the calibrated chips, the
-    strongest (largest magnitude) first; empty with fewer than 3 calibrated chips. A
-    correlation, from the rows alone: a sweep says more of what moves the yield."""
+    strongest (largest magnitude) first, and the yield of the chips at or below the median of
+    that imperfection and of those above it (all chips: one that did not calibrate failed);
+    empty with fewer than 3 calibrated chips. From the rows alone: a sweep says more of what
+    moves the yield."""
     chips = [r for r in rows if r["calibrated"]]
     if len(chips) < 3:
         return []
     isolation = ranks(np.array([r["worst_isolation_db"] for r in chips], dtype=float))
+    passed = np.array([bool(r["passed"]) for r in rows])
     out = []
     for name in DRAWN:
         drawn = ranks(np.array([r[name] for r in chips], dtype=float))
         spread = drawn.std() * isolation.std()  # 0 when either is the same on every chip
         covariance = np.mean((drawn - drawn.mean()) * (isolation - isolation.mean()))
         rho = float(covariance / spread) if spread > 0 else 0.0
-        out.append({"drawn": name, "spearman_vs_worst_isolation": rho})
+        values = np.array([r[name] for r in rows], dtype=float)
+        low = values <= np.median(values)
+        out.append(
+            {
+                "drawn": name,
+                "spearman_vs_worst_isolation": rho,
+                "yield_low_half": float(passed[low].mean()),
+                "yield_high_half": float(passed[~low].mean()) if np.any(~low) else None,
+            }
+        )
     return sorted(out, key=lambda s: -abs(s["spearman_vs_worst_isolation"]))
 
 

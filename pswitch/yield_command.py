@@ -340,10 +340,13 @@ def _print(r: dict[str, Any]) -> None:
 
 def _print_tail(r: dict[str, Any]) -> None:
     if r["sensitivity"]:
-        ranking = ", ".join(
-            f"{s['drawn']} {s['spearman_vs_worst_isolation']:+.2f}" for s in r["sensitivity"]
-        )
-        print(f"  worst isolation's rank correlation with what was drawn: {ranking}")
+        print("  what was drawn, by its rank correlation with worst isolation:")
+        for s in r["sensitivity"]:
+            high = "n/a" if s["yield_high_half"] is None else f"{100 * s['yield_high_half']:.0f} %"
+            print(
+                f"    {s['drawn']:<24}{s['spearman_vs_worst_isolation']:+.2f}   yield "
+                f"{100 * s['yield_low_half']:.0f} % at or below its median, {high} above"
+            )
     if "plot" in r:
         print(f"  figure: {r['plot']}")
     print(f"  rows: {r['output']} ({r['chips_run_now']} chips run now)")

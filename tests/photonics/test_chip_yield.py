@@ -81,9 +81,13 @@ def test_summary() -> None:
     assert (s["chips"], s["passed"], s["calibration_failures"], s["yield"]) == (4, 3, 1, 0.75)
     assert s["yield_95"] == list(wilson_interval(3, 4))
     assert s["percentiles"]["worst_isolation_db"]["p50"] == 31.0
+    # the coupler error falls as isolation rises; the chips of low error all pass, the failed
+    # chip (0.5) is in the high half
     assert s["sensitivity"][0] == {
         "drawn": "max_coupler_error",
         "spearman_vs_worst_isolation": pytest.approx(-1.0),
+        "yield_low_half": 1.0,
+        "yield_high_half": 0.5,
     }
 
 
@@ -94,9 +98,13 @@ def test_sensitivity_ranks_what_goes_with_isolation_first() -> None:
         {"calibrated": True, "worst_isolation_db": 40 - 300 * c + 20 * h} | drawn(c, h, x)
         for c, h, x in zip(coupler, heater, loss, strict=True)
     ]
+    for r in rows:
+        r["passed"] = r["worst_isolation_db"] >= 35
     ranking = sensitivity(rows)
     assert ranking[0]["drawn"] == "max_coupler_error"
     assert ranking[0]["spearman_vs_worst_isolation"] < -0.8
+    # the chips of small coupler error pass more often than those of large
+    assert ranking[0]["yield_low_half"] > ranking[0]["yield_high_half"]
     assert all(-1 <= r["spearman_vs_worst_isolation"] <= 1 for r in ranking)
     assert sensitivity(rows[:2]) == []
 
