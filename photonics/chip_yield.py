@@ -1,18 +1,21 @@
 """Fabrication yield of a switch design: one emulated chip at a time, and the statistics of many.
 
-A :class:`YieldStudy` says what is fabricated (a feed-forward mesh of ``ports`` ports), how its
-fabrication spreads (coupler splitting error, heater efficiency, loss), what a chip must reach
-to pass (worst isolation, worst insertion loss) and how many chips are drawn. :func:`run_chip`
-emulates one of them end to end, as a production test would:
+A :class:`YieldStudy` says what is fabricated (a feed-forward mesh of ``ports`` ports, its
+heater pitch), how its fabrication spreads (coupler splitting error, heater efficiency, loss),
+the workload it must route, what a chip must reach to pass (worst isolation, worst insertion
+loss, heater power) and how many chips are drawn. :func:`run_chip` emulates one of them end to
+end, as a production test would:
 
 1. draw the chip (:class:`photonics.chip.Chip`) from the chip's own seed;
 2. self-calibrate it through its own photodiodes (:func:`photonics.selfcal.calibrate_mesh`,
    as the firmware's ``CAL:RUN`` does, its I-V sweeps grouped within the chip's power budget);
-3. route every matching of the all-to-all cover (the circle method's ``ports - 1`` perfect
-   matchings, :func:`photonics.covers.round_robin`) with that calibration;
-4. for each matching, light each input alone with 1 mW and read every photodiode (with their
-   noise): each circuit's insertion loss, and its isolation (its own light over the strongest
-   light any other input of the matching sends to its output);
+3. route every matching of the workload with that calibration: the all-to-all cover (the
+   circle method's ``ports - 1`` perfect matchings, :func:`photonics.covers.round_robin`) or
+   the study's own matchings (a training job's, given by the caller);
+4. for each matching, add up the heater power it draws, light each input alone with 1 mW and
+   read every photodiode (with their noise): each circuit's insertion loss, and its isolation
+   (its own light over the strongest light any other input of the matching sends to its
+   output);
 
 and returns a row of plain figures. A chip whose calibration fails to fit is a failed chip
 (``calibrated`` False, figures NaN), not an error.
@@ -20,23 +23,33 @@ and returns a row of plain figures. A chip whose calibration fails to fit is a f
 Chip ``index`` draws everything from ``SeedSequence(study.seed, spawn_key=(index,))``, the
 same as ``SeedSequence(study.seed).spawn(chips)[index]``: a row depends on the study and the
 index only, never on which process runs it or in which order.
+
+A sweep (:func:`sweep_points`) is a grid of studies over one or two of the study's numbers
+(:data:`SWEEPABLE`), each point a study of its own; :func:`parameter_effects` ranks the swept
+numbers by how far the yield moves over each.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from photonics.chip import Chip, ChipSpec
-from photonics.covers import round_robin
 from photonics.errors import FitError, SettingsError
 from photonics.levels import DARK_MW
+from photonics.matching import Matching
 from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA
-from photonics.selfcal import calibrate_mesh, currents_for_theta
+
+if TYPE_CHECKING:
+    from photonics.chip import ChipSpec
+
+# The chip, its calibration and the covers (numba, scipy) are imported where a chip is made:
+# a command line parser that names the study's numbers loads none of them.
 
 #: Power each input sends while a matching is measured, mW.
 PROBE_MW = 1.0
@@ -45,22 +58,42 @@ IV_MARGIN = 0.9
 #: Two-sided 95 % normal quantile, for the Wilson interval of a yield.
 Z_95 = 1.959963984540054
 #: The figures of a row that are numbers measured on the chip (dB), for summaries.
-FIGURES = ("worst_isolation_db", "worst_loss_db", "worst_excess_loss_db")
+FIGURES = ("worst_isolation_db", "worst_loss_db", "worst_excess_loss_db", "worst_power_mW")
 #: What a row says of the chip as drawn (its fabrication, before any measurement).
 DRAWN = ("max_coupler_error", "heater_efficiency_rms", "max_mzi_loss_db")
+#: The study's numbers a sweep may vary: design, fabrication spreads and pass criteria.
+SWEEPABLE = (
+    "coupler_sigma",
+    "heater_spread",
+    "loss_db",
+    "loss_sigma_db",
+    "pitch_x_um",
+    "pitch_y_um",
+    "min_isolation_db",
+    "max_loss_db",
+    "max_power_mW",
+)
+#: The study's numbers that are pass criteria: they decide ``passed``, not the figures.
+CRITERIA = ("min_isolation_db", "max_loss_db", "max_power_mW")
+#: The workload of a study without matchings of its own.
+ALL_TO_ALL = "all-to-all"
 
 
 @dataclass(frozen=True)
 class YieldStudy:
     """A fabrication Monte Carlo (units in the names).
 
-    Design: a feed-forward ``mesh`` (``clements`` or ``reck``) of ``ports`` ports (even, 4-32).
-    Fabrication: each coupler's splitting error is normal with std ``coupler_sigma`` (0.01 is
-    a 1 % spread of the 50:50 ratio, which also bounds each MZI's extinction), each heater's
-    P_pi (its efficiency) with relative std ``heater_spread``, each MZI's loss
-    ``loss_db`` +- ``loss_sigma_db``. Pass: every measured circuit's isolation >=
-    ``min_isolation_db`` and insertion loss <= ``max_loss_db``. ``chips`` chips are drawn from
-    ``seed``.
+    Design: a feed-forward ``mesh`` (``clements`` or ``reck``) of ``ports`` ports (even, 4-32),
+    its MZI columns ``pitch_x_um`` and modes ``pitch_y_um`` apart (the heaters' thermal
+    crosstalk grows as the pitch shrinks, :class:`photonics.thermal.CrosstalkModel`; the
+    calibration does not compensate it). Fabrication: each coupler's splitting error is normal
+    with std ``coupler_sigma`` (0.01 is a 1 % spread of the 50:50 ratio, which also bounds each
+    MZI's extinction), each heater's P_pi (its efficiency) with relative std
+    ``heater_spread``, each MZI's loss ``loss_db`` +- ``loss_sigma_db``. Workload: the
+    matchings routed on each chip, ``matchings`` (each a tuple of port pairs) named
+    ``workload``; none: the all-to-all cover. Pass: every measured circuit's isolation >=
+    ``min_isolation_db``, insertion loss <= ``max_loss_db``, and no matching's heaters draw
+    more than ``max_power_mW`` in all. ``chips`` chips are drawn from ``seed``.
     """
 
     ports: int = 16
@@ -71,8 +104,13 @@ class YieldStudy:
     heater_spread: float = 0.05
     loss_db: float = DEFAULT_LOSS_DB
     loss_sigma_db: float = 0.02
+    pitch_x_um: float = 300.0
+    pitch_y_um: float = 60.0
     min_isolation_db: float = 20.0
     max_loss_db: float = 12.0
+    max_power_mW: float = 4000.0
+    workload: str = ALL_TO_ALL
+    matchings: tuple[tuple[tuple[int, int], ...], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("ports", "chips", "seed"):
@@ -85,21 +123,35 @@ class YieldStudy:
             raise SettingsError(f"chips must be >= 1, got {self.chips}")
         if self.seed < 0:
             raise SettingsError(f"seed must be >= 0, got {self.seed}")
-        for name in (
-            "coupler_sigma",
-            "heater_spread",
-            "loss_db",
-            "loss_sigma_db",
-            "min_isolation_db",
-            "max_loss_db",
-        ):
+        for name in SWEEPABLE:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
                 raise SettingsError(f"{name} must be a finite number, got {value!r}")
+        if not self.max_power_mW > 0:
+            raise SettingsError(f"max_power_mW must be > 0, got {self.max_power_mW!r}")
+        if not isinstance(self.workload, str) or not self.workload:
+            raise SettingsError(f"workload must be a non-empty name, got {self.workload!r}")
+        if self.workload == ALL_TO_ALL and self.matchings:
+            raise SettingsError("the all-to-all workload takes no matchings of its own")
+        if self.workload != ALL_TO_ALL and not self.matchings:
+            raise SettingsError(f"workload {self.workload!r} needs its matchings")
+        # checked, and as plain tuples, so that equal studies compare and hash equal
+        pairs = tuple(Matching(m, self.ports).pairs for m in self.matchings)
+        object.__setattr__(self, "matchings", pairs)
         self.spec(0)  # the chip settings are checked by ChipSpec (mesh, non-negative spreads)
+
+    def workload_matchings(self) -> list[Matching]:
+        """The matchings each chip routes: the study's own, else the all-to-all cover."""
+        if not self.matchings:
+            from photonics.covers import round_robin
+
+            return round_robin(self.ports)
+        return [Matching(pairs, self.ports) for pairs in self.matchings]
 
     def spec(self, chip_seed: int) -> ChipSpec:
         """The :class:`ChipSpec` of a chip of this study drawn from ``chip_seed``."""
+        from photonics.chip import ChipSpec
+
         return ChipSpec(
             n_ports=self.ports,
             mesh=self.mesh,
@@ -108,16 +160,23 @@ class YieldStudy:
             p_pi_spread=self.heater_spread,
             loss_db=self.loss_db,
             loss_sigma_db=self.loss_sigma_db,
+            pitch_x_um=self.pitch_x_um,
+            pitch_y_um=self.pitch_y_um,
         )
 
     def as_dict(self) -> dict[str, Any]:
-        """The study as plain JSON-ready values."""
-        return asdict(self)
+        """The study as plain JSON-ready values (the matchings as lists of pairs)."""
+        return asdict(self) | {"matchings": [[list(p) for p in m] for m in self.matchings]}
 
     def identity(self) -> dict[str, Any]:
         """What a chip's row depends on: the study without its number of chips (chip ``i`` is
         the same chip in a study of 10 chips and in one of 1000)."""
-        return {k: v for k, v in asdict(self).items() if k != "chips"}
+        return {k: v for k, v in self.as_dict().items() if k != "chips"}
+
+    def chip_identity(self) -> dict[str, Any]:
+        """What a chip's figures depend on: the :meth:`identity` without the pass criteria
+        (:data:`CRITERIA`), so points of a sweep over the spec share their chips."""
+        return {k: v for k, v in self.identity().items() if k not in CRITERIA}
 
 
 def chip_seeds(study: YieldStudy, index: int) -> tuple[int, np.random.Generator]:
@@ -134,9 +193,13 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     ``index``, ``chip_seed``, ``calibrated``, ``readings`` (detector readings the calibration
     took), ``matchings`` measured, ``worst_isolation_db``, ``worst_loss_db``,
     ``worst_excess_loss_db`` (measured loss over the loss-only path loss, the most any circuit
-    lost to imperfect calibration), what was drawn (:data:`DRAWN`: the largest |splitting
+    lost to imperfect calibration), ``worst_power_mW`` (the most heater power a matching
+    drew), what was drawn (:data:`DRAWN`: the largest |splitting
     error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB) and
     ``passed``."""
+    from photonics.chip import Chip
+    from photonics.selfcal import calibrate_mesh, currents_for_theta
+
     chip_seed, rng = chip_seeds(study, index)
     chip = Chip(study.spec(chip_seed))
     n = chip.n_ports
@@ -149,6 +212,7 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         "worst_isolation_db": math.nan,
         "worst_loss_db": math.nan,
         "worst_excess_loss_db": math.nan,
+        "worst_power_mW": math.nan,
         "max_coupler_error": float(
             max(
                 np.abs(chip.imperfections.splitter_error_in).max(),
@@ -174,30 +238,44 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         )
     except FitError:
         return row
-    isolation, loss, excess = np.inf, -np.inf, -np.inf
+    isolation, loss, excess, power = np.inf, -np.inf, -np.inf, -np.inf
     probe = np.sqrt(PROBE_MW) * np.eye(n)  # row a: input a lit alone
-    matchings = round_robin(n)
+    matchings = study.workload_matchings()
     for matching in matchings:
         perm = matching.to_permutation()
+        lit = np.array([a for a, b in perm.pairs()])  # the inputs the matching uses
+        out = np.array([b for a, b in perm.pairs()])
         current = currents_for_theta(found.calibration, chip.mesh.route(perm).theta, chip.n_heaters)
+        power = max(power, float(chip.heaters.power_mW(current).sum()))
         P = np.maximum(chip.detect(current, probe, rng) / PROBE_MW, DARK_MW)  # [input, output]
-        out = np.array(perm.targets)
-        signal = P[np.arange(n), out]
-        leak = np.where(np.eye(n, dtype=bool), 0.0, P[:, out]).max(axis=0)  # others into out[a]
-        ideal = chip.ideal_path_power(perm)
+        signal = P[lit, out]
+        others = ~np.eye(len(lit), dtype=bool)  # [a, b]: input a is not the one meant for out[b]
+        leak = np.where(others, P[np.ix_(lit, out)], 0.0).max(axis=0)  # others into out[b]
+        ideal = chip.ideal_path_power(perm)[lit]
         isolation = min(isolation, float(10 * np.log10(signal / np.maximum(leak, DARK_MW)).min()))
         loss = max(loss, float(-10 * np.log10(signal).min()))
         excess = max(excess, float(10 * np.log10(ideal / signal).max()))
-    passed = isolation >= study.min_isolation_db and loss <= study.max_loss_db
-    return row | {
+    measured = row | {
         "calibrated": True,
         "readings": int(found.measurements),
         "matchings": len(matchings),
         "worst_isolation_db": isolation,
         "worst_loss_db": loss,
         "worst_excess_loss_db": excess,
-        "passed": bool(passed),
+        "worst_power_mW": power,
     }
+    return measured | {"passed": passes(study, measured)}
+
+
+def passes(study: YieldStudy, row: dict[str, Any]) -> bool:
+    """Whether the chip of ``row`` meets ``study``'s spec (:data:`CRITERIA`); a chip that did
+    not calibrate never does."""
+    return bool(
+        row["calibrated"]
+        and row["worst_isolation_db"] >= study.min_isolation_db
+        and row["worst_loss_db"] <= study.max_loss_db
+        and row["worst_power_mW"] <= study.max_power_mW
+    )
 
 
 def wilson_interval(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:
@@ -228,19 +306,31 @@ def ranks(values: np.ndarray) -> np.ndarray:
 def sensitivity(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Which drawn imperfection (:data:`DRAWN`) goes with a chip's worst isolation: for each,
     Spearman's rank correlation with ``worst_isolation_db`` over the calibrated chips, the
-    strongest (largest magnitude) first; empty with fewer than 3 calibrated chips. A
-    correlation, from the rows alone: a sweep says more of what moves the yield."""
+    strongest (largest magnitude) first, and the yield of the chips at or below the median of
+    that imperfection and of those above it (all chips: one that did not calibrate failed);
+    empty with fewer than 3 calibrated chips. From the rows alone: a sweep says more of what
+    moves the yield."""
     chips = [r for r in rows if r["calibrated"]]
     if len(chips) < 3:
         return []
     isolation = ranks(np.array([r["worst_isolation_db"] for r in chips], dtype=float))
+    passed = np.array([bool(r["passed"]) for r in rows])
     out = []
     for name in DRAWN:
         drawn = ranks(np.array([r[name] for r in chips], dtype=float))
         spread = drawn.std() * isolation.std()  # 0 when either is the same on every chip
         covariance = np.mean((drawn - drawn.mean()) * (isolation - isolation.mean()))
         rho = float(covariance / spread) if spread > 0 else 0.0
-        out.append({"drawn": name, "spearman_vs_worst_isolation": rho})
+        values = np.array([r[name] for r in rows], dtype=float)
+        low = values <= np.median(values)
+        out.append(
+            {
+                "drawn": name,
+                "spearman_vs_worst_isolation": rho,
+                "yield_low_half": float(passed[low].mean()),
+                "yield_high_half": float(passed[~low].mean()) if np.any(~low) else None,
+            }
+        )
     return sorted(out, key=lambda s: -abs(s["spearman_vs_worst_isolation"]))
 
 
@@ -265,4 +355,61 @@ def summarize(study: YieldStudy, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "yield_95": [low, high],
         "percentiles": percentiles,
         "sensitivity": sensitivity(rows),
+    }
+
+
+def sweep_points(base: YieldStudy, axes: Sequence[tuple[str, Sequence[float]]]) -> list[YieldStudy]:
+    """The studies of a grid over one or two of ``base``'s numbers (:data:`SWEEPABLE`), each
+    ``(name, values)``: ``base`` with every combination of the values, the first axis slowest.
+    Each point is checked as a study; a bad name, axis or value raises SettingsError."""
+    if not 1 <= len(axes) <= 2:
+        raise SettingsError(f"a sweep has 1 or 2 parameters, got {len(axes)}")
+    names = [name for name, _ in axes]
+    for name, values in axes:
+        if name not in SWEEPABLE:
+            raise SettingsError(f"cannot sweep {name!r}; sweepable: {', '.join(SWEEPABLE)}")
+        if not values or len(set(values)) != len(values):
+            raise SettingsError(f"sweep {name} needs distinct values, got {list(values)}")
+    if len(set(names)) != len(names):
+        raise SettingsError(f"{names[0]} is swept twice")
+    grid = itertools.product(*(values for _, values in axes))
+    return [replace(base, **dict(zip(names, map(float, point), strict=True))) for point in grid]
+
+
+def parameter_effects(
+    points: Sequence[YieldStudy], rows: Sequence[Sequence[dict[str, Any]]], swept: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Which swept number moves the yield most: for each name of ``swept``, the yield of the
+    chips at each of its values (``rows[i]`` are the chips of ``points[i]``, pooled over the
+    other axis) and the spread, the largest yield less the smallest; largest spread first."""
+    out = []
+    for name in swept:
+        passed: dict[float, list[int]] = {}
+        for study, chips in zip(points, rows, strict=True):
+            tally = passed.setdefault(getattr(study, name), [0, 0])
+            tally[0] += sum(bool(r["passed"]) for r in chips)
+            tally[1] += len(chips)
+        yields = {value: p / t for value, (p, t) in passed.items() if t}
+        spread = max(yields.values()) - min(yields.values()) if yields else 0.0
+        out.append({"parameter": name, "yield_by_value": yields, "yield_spread": spread})
+    return sorted(out, key=lambda e: -e["yield_spread"])
+
+
+def summarize_sweep(
+    points: Sequence[YieldStudy],
+    rows: Sequence[Sequence[dict[str, Any]]],
+    axes: Sequence[tuple[str, Sequence[float]]],
+) -> dict[str, Any]:
+    """A sweep's summary: its ``axes`` (as lists), each point's :func:`summarize` with its
+    swept numbers (``point``), the :func:`parameter_effects` of the swept numbers and the
+    :func:`sensitivity` of the chips of all points together."""
+    names = [name for name, _ in axes]
+    return {
+        "sweep": [[name, [float(v) for v in values]] for name, values in axes],
+        "points": [
+            summarize(study, chips) | {"point": {name: getattr(study, name) for name in names}}
+            for study, chips in zip(points, rows, strict=True)
+        ],
+        "parameter_effects": parameter_effects(points, rows, names),
+        "sensitivity": sensitivity([r for chips in rows for r in chips]),
     }

@@ -148,15 +148,23 @@ def _rows(start: np.ndarray, channel: int, currents: np.ndarray) -> np.ndarray:
     return rows
 
 
-def _zero_of(f: Callable[[float], float], p_pi: float, p_max: float, floor: float) -> float:
-    """Where the non-negative ``f`` vanishes over one period from ``floor`` (mW): a 24-point
-    grid, then a bounded scalar search around the grid's minimum (mW)."""
+def _zero_of(
+    f: Callable[[np.ndarray], np.ndarray], p_pi: float, p_max: float, floor: float
+) -> float:
+    """Where the non-negative ``f`` (of an array of powers, mW) vanishes over one period from
+    ``floor`` (mW): a 24-point grid, measured in one batch, then a bounded scalar search around
+    the grid's minimum (mW)."""
     grid = floor + np.linspace(0, 2 * p_pi, 25)[:-1]
-    i = int(np.argmin([f(p) for p in grid]))
+    i = int(np.argmin(f(grid)))
     step = grid[1] - grid[0]
     bounds = (max(grid[i] - step, floor), min(grid[i] + step, p_max))
     return float(
-        minimize_scalar(f, bounds=bounds, method="bounded", options={"xatol": 1e-3 * p_pi}).x
+        minimize_scalar(
+            lambda p: float(f(np.array([p]))[0]),
+            bounds=bounds,
+            method="bounded",
+            options={"xatol": 1e-3 * p_pi},
+        ).x
     )
 
 
@@ -216,10 +224,14 @@ class _Rig:
         # three probe states over a third of the range: contrast, yet little heat on MZI k
         steps = self.current(probe, probe_offset_mW + np.array([0, self.p_max / 6, self.p_max / 3]))
 
-        def sensitivity(power: float) -> float:
-            """Summed spread of the detectors while the probe's heater is stepped."""
-            start = _rows(base, k, self.current(k, np.array([power])))[0]
-            return float(np.std(self.read(_rows(start, probe, steps), m), axis=0).sum())
+        def sensitivity(powers: np.ndarray) -> np.ndarray:
+            """Summed spread of the detectors while the probe's heater is stepped, at each of
+            MZI k's ``powers``: one batch of readings, three per power."""
+            starts = _rows(base, k, self.current(k, powers))
+            rows = np.repeat(starts, len(steps), axis=0)
+            rows[:, probe] = np.tile(steps, len(powers))
+            seen = self.read(rows, m).reshape(len(powers), len(steps), -1)
+            return np.std(seen, axis=1).sum(axis=-1)
 
         zero = _zero_of(sensitivity, p_pi, self.p_max, self.floor)
         # below: dark at bar (2 theta = 0); above: dark at cross (2 theta = pi)

@@ -1,8 +1,10 @@
 """``pswitch yield``: what fraction of fabricated chips meets spec, by emulating many of them.
 
 Each chip is drawn from the study's seed and its index, self-calibrated through its own
-photodiodes, set to every matching of the all-to-all cover and measured on its detectors; it
-passes when every circuit's isolation and insertion loss meet the spec. The chips run as tasks
+photodiodes, set to every matching of the workload (the all-to-all cover, or a training job's
+ring or torus over every port) and measured on its detectors; it passes when every circuit's
+isolation and insertion loss and every matching's heater power meet the spec. A sweep (--sweep,
+once or twice) runs the study at every point of a grid of its numbers. The chips run as tasks
 on Dask: a local cluster of one worker process per core, or an existing cluster (--scheduler,
 started with `dask scheduler` and `dask worker ADDRESS`). Rows are written to a Parquet folder
 as they arrive; run the same command again to resume a study that stopped: the chips already
@@ -17,19 +19,28 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from photonics.chip_yield import ALL_TO_ALL, SWEEPABLE, YieldStudy
+from photonics.errors import SettingsError
 from pswitch import args as types
 from pswitch.progress import progress_bar
 from pswitch.verification import VERIFY_ISOLATION_DB
 
 #: Default pass criterion on the worst insertion loss of a circuit, dB.
 MAX_LOSS_DB = 12.0
+#: The study's numbers that are pass criteria.
+SPEC = {"min_isolation_db", "max_loss_db", "max_power_mW"}
 #: Most chips one study draws.
 MAX_CHIPS = 10_000_000
+#: The workloads: the all-to-all cover, a training job's ring or torus over every port.
+WORKLOADS = (ALL_TO_ALL, "ring", "torus")
 
 EXAMPLES = """examples:
   pswitch yield --chips 200 --coupler-sigma 0.02      how many 16-port chips pass at 2 % spread
   pswitch yield --chips 50 --ports 8 --workers 2 --output rows.parquet
   pswitch yield --chips 1000 --scheduler tcp://10.0.0.5:8786   on an existing Dask cluster
+  pswitch yield --chips 40 --sweep coupler_sigma=0.005,0.01,0.02 --sweep pitch_y_um=20,60
+                --output sweep.parquet --plot sweep.png   a grid of 6 points, 40 chips each
+  pswitch yield --workload torus --max-power-mw 3000   a training job's circuits, a power cap
   pswitch yield --json                                 the summary as JSON
 """
 
@@ -49,6 +60,39 @@ def spread(high: float, unit: str) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def sweep_axis(text: str) -> tuple[str, list[float]]:
+    """An argument type: ``NAME=V1,V2,...``, a study number and its values."""
+    name, _, values = text.partition("=")
+    name = name.strip().replace("-", "_")
+    try:
+        numbers = [float(v) for v in values.split(",")]
+    except ValueError:
+        numbers = []
+    if name not in SWEEPABLE or not numbers or not all(map(math.isfinite, numbers)):
+        raise argparse.ArgumentTypeError(
+            f"needs NAME=V1,V2,... with NAME one of {', '.join(SWEEPABLE)} and numbers, "
+            f"got {text!r}"
+        )
+    return name, numbers
+
+
+def workload_matchings(name: str, ports: int) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """The matchings of a workload of :data:`WORKLOADS` on ``ports`` ports, as pairs: none for
+    the all-to-all cover (the study's default), else a training job's (:mod:`firmware.fabric.
+    jobs`) over every port: a ring in port order, or a torus of rows x columns, as square as
+    ``ports`` allows."""
+    from firmware.fabric.jobs import Job, job_matchings
+
+    if name == ALL_TO_ALL:
+        return ()
+    shape: tuple[int, ...] = ()
+    if name == "torus":
+        rows = max(r for r in range(1, math.isqrt(ports) + 1) if ports % r == 0)
+        shape = (rows, ports // rows)
+    job = Job(name, name, tuple(range(ports)), shape=shape)  # type: ignore[arg-type]
+    return tuple(m.pairs for m in job_matchings(job, ports))
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -90,6 +134,28 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="mean insertion loss of an MZI, dB (default 0.5)",
     )
     parser.add_argument(
+        "--pitch-x-um",
+        metavar="UM",
+        type=types.number(10_000.0, "um"),
+        default=YieldStudy.pitch_x_um,
+        help=f"distance of the MZI columns, um (default {YieldStudy.pitch_x_um:g}); closer: "
+        f"more thermal crosstalk",
+    )
+    parser.add_argument(
+        "--pitch-y-um",
+        metavar="UM",
+        type=types.number(10_000.0, "um"),
+        default=YieldStudy.pitch_y_um,
+        help=f"distance of the waveguides, um (default {YieldStudy.pitch_y_um:g})",
+    )
+    parser.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        default=ALL_TO_ALL,
+        help="the matchings each chip routes and is measured in: the all-to-all cover "
+        "(default), or a training job's ring or torus over every port",
+    )
+    parser.add_argument(
         "--min-isolation-db",
         metavar="DB",
         type=types.number(100.0, "dB"),
@@ -102,6 +168,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=types.number(100.0, "dB"),
         default=MAX_LOSS_DB,
         help=f"pass: every circuit's insertion loss at most this, dB (default {MAX_LOSS_DB:g})",
+    )
+    parser.add_argument(
+        "--max-power-mw",
+        metavar="MW",
+        type=types.number(1e6, "mW"),
+        default=YieldStudy.max_power_mW,
+        help=f"pass: no matching's heaters draw more than this in all, mW (default "
+        f"{YieldStudy.max_power_mW:g}; a 16-port Clements chip draws about 2.8 W)",
+    )
+    parser.add_argument(
+        "--sweep",
+        metavar="NAME=V1,V2,...",
+        type=sweep_axis,
+        action="append",
+        default=[],
+        help=f"run the study at each value of NAME (once or twice: a grid), --chips chips at "
+        f"each point; NAME one of {', '.join(SWEEPABLE)}",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -123,15 +206,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="Parquet folder of the rows, one per chip; resumed when it holds this study's "
         "(default pswitch-yield.parquet)",
     )
+    parser.add_argument(
+        "--plot",
+        type=types.output_file,
+        default=None,
+        help="write the figure to this PNG: yield against the swept numbers, the worst "
+        "isolation's distribution with the spec, what moves the yield",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """``pswitch yield``: the study is checked before any file is written or worker started."""
-    from photonics.chip_yield import YieldStudy, summarize
-    from pswitch.yield_study import prepare, run_study
+    from photonics.chip_yield import YieldStudy, summarize, summarize_sweep, sweep_points
+    from pswitch.yield_plots import write_plot
+    from pswitch.yield_study import prepare, prepare_sweep, run_study, run_sweep
 
+    if args.plot is not None and args.plot.suffix.lower() != ".png":
+        raise SettingsError(f"--plot writes a PNG; give a file name ending .png, got {args.plot}")
     study = YieldStudy(
         ports=args.ports,
         mesh=args.mesh,
@@ -140,34 +233,95 @@ def run(args: argparse.Namespace) -> int:
         coupler_sigma=args.coupler_sigma,
         heater_spread=args.heater_spread,
         loss_db=args.loss_db,
+        pitch_x_um=args.pitch_x_um,
+        pitch_y_um=args.pitch_y_um,
         min_isolation_db=args.min_isolation_db,
         max_loss_db=args.max_loss_db,
+        max_power_mW=args.max_power_mw,
+        workload=args.workload,
+        matchings=workload_matchings(args.workload, args.ports),
     )
-    before = len(prepare(study, args.output))
-    rows = run_study(study, args.output, args.workers, args.scheduler, progress_bar())
-    result = summarize(study, rows) | {
-        "output": str(args.output),
-        "chips_run_now": len(rows) - before,
-    }
+    axes = args.sweep
+    if axes:
+        sweep_points(study, axes)  # every point checked before a folder is made
+        before = sum(len(prepare(s, f)) for s, f in prepare_sweep(study, axes, args.output))
+        points, rows = run_sweep(
+            study, axes, args.output, args.workers, args.scheduler, progress_bar()
+        )
+        result = summarize_sweep(points, rows, axes)
+    else:
+        before = len(prepare(study, args.output))
+        rows = [run_study(study, args.output, args.workers, args.scheduler, progress_bar())]
+        result = summarize(study, rows[0])
+    result |= {"output": str(args.output), "chips_run_now": sum(map(len, rows)) - before}
+    if args.plot is not None:
+        write_plot(result, rows, args.plot)
+        result["plot"] = str(args.plot)
     if args.json:
         print(json.dumps(result, indent=2))
+    elif axes:
+        _print_sweep(result)
     else:
         _print(result)
     return 0
 
 
+def _spec(s: dict[str, Any]) -> str:
+    return (
+        f"isolation >= {s['min_isolation_db']:g} dB, loss <= {s['max_loss_db']:g} dB, "
+        f"heater power <= {s['max_power_mW']:g} mW"
+    )
+
+
+def _design(s: dict[str, Any], swept: tuple[str, ...] = ()) -> str:
+    """The design and fabrication of study ``s`` in words, the ``swept`` numbers as such."""
+
+    def value(name: str, unit: str = "") -> str:
+        return "swept" if name in swept else f"{s[name]:g}{unit}"
+
+    return (
+        f"{s['ports']}-port {s['mesh']} chips (seed {s['seed']}; coupler sigma "
+        f"{value('coupler_sigma')}, heater spread {value('heater_spread')}, MZI loss "
+        f"{value('loss_db', ' dB')}, pitch {value('pitch_x_um')} x {value('pitch_y_um', ' um')}; "
+        f"workload {s['workload']})"
+    )
+
+
+def _print_sweep(r: dict[str, Any]) -> None:
+    first = r["points"][0]
+    names = [name for name, _ in r["sweep"]]
+    print(
+        f"Yield sweep over {' x '.join(names)}: {first['chips']} emulated "
+        f"{_design(first['study'], tuple(names))} at each point"
+    )
+    print(f"  pass: {_spec(first['study'])}" + (" (swept)" if set(names) & SPEC else ""))
+    head = "".join(f"{name:>18}" for name in names)
+    print(f"  {head}{'passed':>10}{'yield':>9}{'95 % interval':>16}{'p50 iso dB':>12}{'p50 mW':>9}")
+    for p in r["points"]:
+        cells = "".join(f"{p['point'][name]:>18g}" for name in names)
+        low, high = p["yield_95"]
+        iso = p["percentiles"]["worst_isolation_db"]["p50"]
+        power = p["percentiles"]["worst_power_mW"]["p50"]
+        print(
+            f"  {cells}{p['passed']:>5} / {p['chips']:<3}{100 * p['yield']:>7.1f} %"
+            f"{f'{100 * low:.1f}-{100 * high:.1f} %':>16}"
+            f"{'n/a' if iso is None else format(iso, '.2f'):>12}"
+            f"{'n/a' if power is None else format(power, '.0f'):>9}"
+        )
+    ranking = ", ".join(
+        f"{e['parameter']} {100 * e['yield_spread']:.0f} points" for e in r["parameter_effects"]
+    )
+    print(f"  what moves the yield (its spread over the swept values): {ranking}")
+    _print_tail(r)
+
+
 def _print(r: dict[str, Any]) -> None:
     s = r["study"]
     low, high = r["yield_95"]
-    print(
-        f"Yield of {r['chips']} emulated {s['ports']}-port {s['mesh']} chips (seed {s['seed']}; "
-        f"coupler sigma {s['coupler_sigma']:g}, heater spread {s['heater_spread']:g}, "
-        f"MZI loss {s['loss_db']:g} dB)"
-    )
+    print(f"Yield of {r['chips']} emulated {_design(s)}")
     print(
         f"  passed {r['passed']} of {r['chips']}: yield {100 * r['yield']:.1f} % "
-        f"(95 % interval {100 * low:.1f}-{100 * high:.1f} %) at isolation >= "
-        f"{s['min_isolation_db']:g} dB and loss <= {s['max_loss_db']:g} dB"
+        f"(95 % interval {100 * low:.1f}-{100 * high:.1f} %) at {_spec(s)}"
     )
     if r["calibration_failures"]:
         print(f"  {r['calibration_failures']} chips failed to calibrate (counted as failed)")
@@ -176,13 +330,23 @@ def _print(r: dict[str, Any]) -> None:
         ("worst_isolation_db", "worst isolation (dB)"),
         ("worst_loss_db", "worst loss (dB)"),
         ("worst_excess_loss_db", "worst excess loss (dB)"),
+        ("worst_power_mW", "worst heater power (mW)"),
     ):
         p = r["percentiles"][name]
         cells = "".join(f"{'n/a' if p[q] is None else format(p[q], '.2f'):>9}" for q in p)
         print(f"  {label:<26}{cells}")
+    _print_tail(r)
+
+
+def _print_tail(r: dict[str, Any]) -> None:
     if r["sensitivity"]:
-        ranking = ", ".join(
-            f"{s['drawn']} {s['spearman_vs_worst_isolation']:+.2f}" for s in r["sensitivity"]
-        )
-        print(f"  worst isolation's rank correlation with what was drawn: {ranking}")
+        print("  what was drawn, by its rank correlation with worst isolation:")
+        for s in r["sensitivity"]:
+            high = "n/a" if s["yield_high_half"] is None else f"{100 * s['yield_high_half']:.0f} %"
+            print(
+                f"    {s['drawn']:<24}{s['spearman_vs_worst_isolation']:+.2f}   yield "
+                f"{100 * s['yield_low_half']:.0f} % at or below its median, {high} above"
+            )
+    if "plot" in r:
+        print(f"  figure: {r['plot']}")
     print(f"  rows: {r['output']} ({r['chips_run_now']} chips run now)")

@@ -14,13 +14,22 @@ rows belong to (:meth:`~photonics.chip_yield.YieldStudy.identity`: all but the n
 chips) and their columns. Run the same study on the same folder again, with as many chips or
 more, and it submits only the chips not in it yet; a folder of another study is refused before
 anything runs.
+
+A sweep's folder holds one such folder per point, named Hive-style after the point
+(``coupler_sigma=0.02/pitch_y_um=30.0``, so that ``pyarrow.parquet.read_table`` of the whole
+folder has the swept numbers as columns), and ``_sweep.json``, what is swept. Every point's
+missing chips are submitted at once, so a sweep keeps every worker busy, and each point resumes
+on its own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -30,13 +39,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from photonics.chip_yield import YieldStudy, run_chip
+from photonics.chip_yield import YieldStudy, passes, run_chip, sweep_points
 from photonics.errors import PswitchError, SettingsError
 
 Progress = Callable[[str, int, int], None]
+#: A sweep's axes: (name of a study number, its values), one or two.
+Axes = list[tuple[str, list[float]]]
 
 #: The study a folder's rows belong to.
 STUDY_FILE = "_study.json"
+#: What a sweep's folder sweeps.
+SWEEP_FILE = "_sweep.json"
 #: The columns of a part file: a row of :func:`~photonics.chip_yield.run_chip`.
 SCHEMA = pa.schema(
     [
@@ -48,16 +61,40 @@ SCHEMA = pa.schema(
         ("worst_isolation_db", pa.float64()),
         ("worst_loss_db", pa.float64()),
         ("worst_excess_loss_db", pa.float64()),
+        ("worst_power_mW", pa.float64()),
         ("max_coupler_error", pa.float64()),
         ("heater_efficiency_rms", pa.float64()),
         ("max_mzi_loss_db", pa.float64()),
         ("passed", pa.bool_()),
     ]
 )
+#: Dask settings of the local cluster's workers. A chip's numerics make and drop many arrays of
+#: a few hundred kB: glibc's default (a trim threshold that adapts) serves them, where Dask's
+#: fixed 64 kB trim threshold (returning memory to the system sooner) costs 7 % more CPU time
+#: in page faults; no statistical profiler sampling the task every 10 ms; the idle machinery's
+#: periodic callbacks less often (an idle 1-worker cluster drew 3 % of a core, now 1 %); and
+#: this module preloaded (:func:`dask_setup`).
+LOCAL_WORKERS = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "200ms",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.worker.preload": [__name__],
+}
 #: A batch is written once it holds this many rows ...
 FLUSH_ROWS = 32
 #: ... or this many seconds after its first row arrived.
 FLUSH_S = 5.0
+
+
+def dask_setup(worker: Any) -> None:
+    """Preloaded in each local worker process: Ctrl-C is the command's, which closes the
+    cluster in order (the workers share its terminal's process group, and a worker's own
+    KeyboardInterrupt would print Dask's tracebacks); only Dask's errors are logged."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.getLogger("distributed").setLevel(logging.ERROR)
 
 
 def read_rows(folder: Path) -> list[dict[str, Any]]:
@@ -70,25 +107,48 @@ def read_rows(folder: Path) -> list[dict[str, Any]]:
     return [seen[i] for i in sorted(seen)]
 
 
-def prepare(study: YieldStudy, folder: Path) -> list[dict[str, Any]]:
-    """Make ``folder`` hold ``study`` (its ``_study.json``); the rows already there. A folder of
-    another study is refused (SettingsError): its rows would not belong to this one."""
-    wanted = study.identity() | {"columns": SCHEMA.names}
-    marker = folder / STUDY_FILE
-    if marker.exists():
-        held = json.loads(marker.read_text())
+def claim(folder: Path, marker: str, wanted: dict[str, Any], what: str) -> None:
+    """Make ``folder`` hold ``wanted`` in its file ``marker``; a folder that holds another
+    (SettingsError, naming the keys that differ) or other files is refused."""
+    path = folder / marker
+    if path.exists():
+        held = json.loads(path.read_text())
         if held != wanted:
             changed = sorted(k for k in wanted.keys() | held.keys() if held.get(k) != wanted.get(k))
             raise SettingsError(
-                f"{folder} holds the rows of another study (differs in {', '.join(changed)}); "
+                f"{folder} holds the rows of another {what} (differs in {', '.join(changed)}); "
                 f"give another --output, or the same settings to resume it"
             )
-    else:
-        if folder.exists() and any(folder.iterdir()):
-            raise SettingsError(f"{folder} is a folder of other files; give a new or empty one")
-        folder.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps(wanted, indent=2) + "\n")
+        return
+    if folder.exists() and any(folder.iterdir()):
+        raise SettingsError(f"{folder} is a folder of other files; give a new or empty one")
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(wanted, indent=2) + "\n")
+
+
+def prepare(study: YieldStudy, folder: Path) -> list[dict[str, Any]]:
+    """Make ``folder`` hold ``study`` (its ``_study.json``); the rows already there. A folder of
+    another study is refused (SettingsError): its rows would not belong to this one."""
+    claim(folder, STUDY_FILE, study.identity() | {"columns": SCHEMA.names}, "study")
     return [r for r in read_rows(folder) if r["index"] < study.chips]
+
+
+def point_folder(folder: Path, study: YieldStudy, axes: Axes) -> Path:
+    """The folder of a sweep's point ``study``: ``name=value`` for each swept number."""
+    return folder.joinpath(*(f"{name}={getattr(study, name)!r}" for name, _ in axes))
+
+
+def prepare_sweep(base: YieldStudy, axes: Axes, folder: Path) -> list[tuple[YieldStudy, Path]]:
+    """The points of the sweep of ``base`` over ``axes`` (SettingsError when a point is no
+    study), each with its folder, once ``folder`` holds the sweep (its ``_sweep.json``; a
+    folder of another sweep or of other files is refused) and each point's folder its study."""
+    points = sweep_points(base, axes)
+    wanted = {"base": base.identity(), "axes": [[name, list(values)] for name, values in axes]}
+    claim(folder, SWEEP_FILE, json.loads(json.dumps(wanted)), "sweep")
+    out = [(study, point_folder(folder, study, axes)) for study in points]
+    for study, where in out:
+        prepare(study, where)
+    return out
 
 
 def write_part(folder: Path, rows: list[dict[str, Any]]) -> Path:
@@ -105,6 +165,7 @@ def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any
     """A ``distributed.Client``, closed with ``stack``: of the scheduler at ``scheduler``, else
     of a new local cluster of ``workers`` single-threaded worker processes (None: one per
     core)."""
+    import dask
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
@@ -116,21 +177,91 @@ def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any
                 f"`dask scheduler` and its workers with `dask worker ADDRESS`, or leave out "
                 f"--scheduler for a local cluster"
             ) from None
-    local = LocalCluster(
-        n_workers=workers or os.cpu_count() or 1,
-        threads_per_worker=1,
-        processes=True,
-        dashboard_address=None,
-    )
+    # the cluster is this process's own: what its scheduler logs as it closes (e.g. tasks
+    # lost with the workers after a Ctrl-C) is no news; its errors still are
+    quiet = logging.getLogger("distributed")
+    stack.callback(quiet.setLevel, quiet.level)
+    quiet.setLevel(logging.ERROR)
+    with dask.config.set(LOCAL_WORKERS):
+        local = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            # its scheduler's HTTP server on a free port: the default 8787 warns when taken
+            dashboard_address=":0",
+        )
     stack.enter_context(local)
     return stack.enter_context(Client(local))
 
 
-def task_keys(study: YieldStudy, indices: list[int]) -> list[str]:
-    """Dask keys of the chips ``indices`` of ``study``: unique to the study, so that studies
-    sharing a cluster never share a result."""
-    token = hashlib.sha256(json.dumps(study.identity(), sort_keys=True).encode()).hexdigest()
+def task_keys(study: YieldStudy, indices: list[int] | range) -> list[str]:
+    """Dask keys of the chips ``indices`` of ``study``: unique to the chip (its study's
+    :meth:`~photonics.chip_yield.YieldStudy.chip_identity` and its index), so that studies
+    sharing a cluster share only the same chips, and a sweep over the spec runs each chip once."""
+    identity = json.dumps(study.chip_identity(), sort_keys=True).encode()
+    token = hashlib.sha256(identity).hexdigest()
     return [f"chip-{token[:16]}-{i}" for i in indices]
+
+
+def run_points(
+    points: list[tuple[YieldStudy, Path]],
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
+    client: Any = None,
+) -> list[list[dict[str, Any]]]:
+    """Run the chips of every study of ``points`` not yet in its folder, all at once on Dask
+    (``client``, else a cluster of :func:`cluster`, only when a chip is missing); every row
+    of each study, by chip index. Rows are written as they arrive, to their study's folder;
+    an interrupted run keeps those that arrived (the batches in hand are written before it
+    stops)."""
+    from distributed import as_completed
+
+    tick = progress or (lambda stage, done, total: None)
+    total = sum(study.chips for study, _ in points)
+    owners: dict[str, list[int]] = {}  # task key -> the points that want its chip
+    tasks: list[tuple[YieldStudy, int, str]] = []
+    count = 0
+    for i, (study, folder) in enumerate(points):
+        done = {r["index"] for r in prepare(study, folder)}
+        count += len(done)
+        missing = sorted(set(range(study.chips)) - done)
+        for index, key in zip(missing, task_keys(study, missing), strict=True):
+            if key not in owners:  # the same chip at points that differ only in the spec
+                tasks.append((study, index, key))
+            owners.setdefault(key, []).append(i)
+    tick("chips", count, total)
+    batches: dict[int, list[dict[str, Any]]] = {}
+    started = time.monotonic()
+
+    def flush() -> None:
+        for i, rows in batches.items():
+            if rows:
+                write_part(points[i][1], rows)
+        batches.clear()
+
+    with ExitStack() as stack:
+        try:
+            if tasks:
+                client = client if client is not None else cluster(workers, scheduler, stack)
+                studies, indices, keys = (list(column) for column in zip(*tasks, strict=True))
+                futures = client.map(run_chip, studies, indices, key=keys)
+                for future in as_completed(futures):
+                    if not batches:
+                        started = time.monotonic()
+                    row = future.result()
+                    for i in owners[future.key]:  # each point judges the chip by its spec
+                        mine = row | {"passed": passes(points[i][0], row)}
+                        batches.setdefault(i, []).append(mine)
+                    future.release()
+                    count += len(owners[future.key])
+                    tick("chips", count, total)
+                    waiting = sum(len(rows) for rows in batches.values())
+                    if waiting >= FLUSH_ROWS or time.monotonic() - started >= FLUSH_S:
+                        flush()
+        finally:
+            flush()  # before the cluster closes: what arrived is kept
+    return [[r for r in read_rows(folder) if r["index"] < s.chips] for s, folder in points]
 
 
 def run_study(
@@ -139,38 +270,29 @@ def run_study(
     workers: int | None = None,
     scheduler: str | None = None,
     progress: Progress | None = None,
+    client: Any = None,
 ) -> list[dict[str, Any]]:
-    """Run the chips of ``study`` not yet in ``folder`` on Dask (see the module docstring);
-    every row of the study, by chip index. Rows are written as they arrive; an interrupted
-    run keeps those that arrived (the batch in hand is written before it stops)."""
-    from distributed import as_completed
+    """Run the chips of ``study`` not yet in ``folder`` on Dask (see the module docstring and
+    :func:`run_points`); every row of the study, by chip index."""
+    return run_points([(study, folder)], workers, scheduler, progress, client)[0]
 
-    tick = progress or (lambda stage, done, total: None)
-    done = prepare(study, folder)
-    missing = sorted(set(range(study.chips)) - {r["index"] for r in done})
-    count = len(done)
-    tick("chips", count, study.chips)
-    if not missing:
-        return done
-    batch: list[dict[str, Any]] = []
-    started = time.monotonic()
-    with ExitStack() as stack:
-        try:
-            client = cluster(workers, scheduler, stack)
-            futures = client.map(
-                run_chip, [study] * len(missing), missing, key=task_keys(study, missing)
-            )
-            for future in as_completed(futures):
-                if not batch:
-                    started = time.monotonic()
-                batch.append(future.result())
-                future.release()
-                count += 1
-                tick("chips", count, study.chips)
-                if len(batch) >= FLUSH_ROWS or time.monotonic() - started >= FLUSH_S:
-                    write_part(folder, batch)
-                    batch = []
-        finally:
-            if batch:  # before the cluster closes: what arrived is kept
-                write_part(folder, batch)
-    return [r for r in read_rows(folder) if r["index"] < study.chips]
+
+def run_sweep(
+    base: YieldStudy,
+    axes: Axes,
+    folder: Path,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
+    client: Any = None,
+) -> tuple[list[YieldStudy], list[list[dict[str, Any]]]]:
+    """Run the sweep of ``base`` over ``axes`` (:func:`photonics.chip_yield.sweep_points`,
+    ``base.chips`` chips at each point) in ``folder``, resuming each point: its studies and the
+    rows of each, every row with its point's swept numbers."""
+    points = prepare_sweep(base, axes, folder)
+    rows = run_points(points, workers, scheduler, progress, client)
+    studies = [study for study, _ in points]
+    return studies, [
+        [r | {name: getattr(study, name) for name, _ in axes} for r in chips]
+        for study, chips in zip(studies, rows, strict=True)
+    ]

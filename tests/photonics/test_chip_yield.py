@@ -11,13 +11,16 @@ import pytest
 from photonics.chip_yield import (
     YieldStudy,
     chip_seeds,
+    parameter_effects,
     ranks,
     run_chip,
     sensitivity,
     summarize,
+    sweep_points,
     wilson_interval,
 )
-from photonics.errors import SettingsError
+from photonics.errors import PortError, SettingsError
+from photonics.thermal import CrosstalkModel
 
 
 def test_a_chip_s_seed_is_the_study_seed_s_spawned_child() -> None:
@@ -66,21 +69,25 @@ def test_summary() -> None:
     study = YieldStudy(ports=4, chips=4)
     rows = [
         {"passed": True, "calibrated": True, "worst_isolation_db": 30.0 + i}
-        | {"worst_loss_db": 2.0, "worst_excess_loss_db": 0.01}
+        | {"worst_loss_db": 2.0, "worst_excess_loss_db": 0.01, "worst_power_mW": 100.0}
         | drawn(0.03 - 0.01 * i, 0.05, 0.5)
         for i in range(3)
     ] + [
         {"passed": False, "calibrated": False, "worst_isolation_db": math.nan}
-        | {"worst_loss_db": math.nan, "worst_excess_loss_db": math.nan}
+        | {"worst_loss_db": math.nan, "worst_excess_loss_db": math.nan, "worst_power_mW": math.nan}
         | drawn(0.5, 0.5, 0.5)
     ]
     s = summarize(study, rows)
     assert (s["chips"], s["passed"], s["calibration_failures"], s["yield"]) == (4, 3, 1, 0.75)
     assert s["yield_95"] == list(wilson_interval(3, 4))
     assert s["percentiles"]["worst_isolation_db"]["p50"] == 31.0
+    # the coupler error falls as isolation rises; the chips of low error all pass, the failed
+    # chip (0.5) is in the high half
     assert s["sensitivity"][0] == {
         "drawn": "max_coupler_error",
         "spearman_vs_worst_isolation": pytest.approx(-1.0),
+        "yield_low_half": 1.0,
+        "yield_high_half": 0.5,
     }
 
 
@@ -91,9 +98,13 @@ def test_sensitivity_ranks_what_goes_with_isolation_first() -> None:
         {"calibrated": True, "worst_isolation_db": 40 - 300 * c + 20 * h} | drawn(c, h, x)
         for c, h, x in zip(coupler, heater, loss, strict=True)
     ]
+    for r in rows:
+        r["passed"] = r["worst_isolation_db"] >= 35
     ranking = sensitivity(rows)
     assert ranking[0]["drawn"] == "max_coupler_error"
     assert ranking[0]["spearman_vs_worst_isolation"] < -0.8
+    # the chips of small coupler error pass more often than those of large
+    assert ranking[0]["yield_low_half"] > ranking[0]["yield_high_half"]
     assert all(-1 <= r["spearman_vs_worst_isolation"] <= 1 for r in ranking)
     assert sensitivity(rows[:2]) == []
 
@@ -120,6 +131,10 @@ def test_a_chip_s_drawn_figures_follow_the_study_s_spreads() -> None:
         ("max_loss_db", math.inf, "max_loss_db must be a finite number"),
         ("mesh", "hexagonal", "mesh must be one of"),
         ("chips", True, "chips must be an integer"),
+        ("max_power_mW", 0.0, "max_power_mW must be > 0"),
+        ("pitch_y_um", 0.0, "pitch_y_um must be"),
+        ("workload", "ring", "workload 'ring' needs its matchings"),
+        ("matchings", (((0, 1),),), "the all-to-all workload takes no matchings"),
     ],
 )
 def test_a_bad_study_is_refused(field: str, value: object, words: str) -> None:
@@ -130,3 +145,76 @@ def test_a_bad_study_is_refused(field: str, value: object, words: str) -> None:
 def test_an_index_outside_the_study_is_refused() -> None:
     with pytest.raises(SettingsError, match=r"chip index must be in 0\.\.2"):
         run_chip(YieldStudy(ports=4, chips=3), 3)
+
+
+def test_the_power_budget_fails_a_chip_whose_matchings_draw_more() -> None:
+    row = run_chip(YieldStudy(ports=4, chips=1), 0)
+    # 4 ports: 6 MZIs and 16 heaters, each well under 2 P_pi = 43 mW in any matching
+    assert row["passed"] and 0 < row["worst_power_mW"] < 16 * 43
+    tight = YieldStudy(ports=4, chips=1, max_power_mW=0.99 * row["worst_power_mW"])
+    assert run_chip(tight, 0) == row | {"passed": False}
+
+
+def test_a_tighter_pitch_brings_crosstalk_that_costs_isolation() -> None:
+    # the calibration does not compensate crosstalk: MZI heaters 30 um apart (7 % of a
+    # neighbour's phase, against 0.1 % at 120 um by default) leave the routed states off
+    wide = run_chip(YieldStudy(ports=4, chips=1), 0)
+    dense = run_chip(YieldStudy(ports=4, chips=1, pitch_x_um=40.0, pitch_y_um=15.0), 0)
+    assert CrosstalkModel().coupling(30.0) > 0.05 > 0.002 > CrosstalkModel().coupling(120.0)
+    assert dense["worst_isolation_db"] < wide["worst_isolation_db"] - 10
+
+
+def test_a_workload_of_its_own_is_routed_and_measured_on_its_pairs_only() -> None:
+    ring = (((0, 1), (2, 3)), ((1, 2), (0, 3)))
+    one_pair = (((1, 2),),)  # ports 0 and 3 dark: their light is not a circuit
+    both = run_chip(YieldStudy(ports=4, chips=1, workload="ring", matchings=ring), 0)
+    alone = run_chip(YieldStudy(ports=4, chips=1, workload="pair", matchings=one_pair), 0)
+    assert (both["matchings"], alone["matchings"]) == (2, 1)
+    assert both["calibrated"] and alone["calibrated"]
+    # the same chip, the same calibration: one circuit can be no worse than four
+    assert alone["worst_isolation_db"] >= both["worst_isolation_db"] - 0.5
+    assert YieldStudy(ports=4, workload="ring", matchings=[[[1, 0], [3, 2]]]).matchings == (
+        ((0, 1), (2, 3)),
+    )
+    with pytest.raises(PortError, match="port 4"):
+        YieldStudy(ports=4, workload="bad", matchings=(((0, 4),),))
+
+
+def test_sweep_points_are_the_grid_first_axis_slowest() -> None:
+    base = YieldStudy(ports=4, chips=2, seed=3)
+    points = sweep_points(base, [("coupler_sigma", [0.01, 0.02]), ("pitch_y_um", [30, 60, 90])])
+    assert [(p.coupler_sigma, p.pitch_y_um) for p in points] == [
+        (c, y) for c in (0.01, 0.02) for y in (30.0, 60.0, 90.0)
+    ]
+    assert all(p.chips == 2 and p.seed == 3 for p in points)
+
+
+@pytest.mark.parametrize(
+    ("axes", "words"),
+    [
+        ([], "1 or 2 parameters"),
+        ([("seed", [1, 2])], "cannot sweep 'seed'; sweepable: coupler_sigma"),
+        ([("coupler_sigma", [])], "needs distinct values"),
+        ([("coupler_sigma", [0.1, 0.1])], "needs distinct values"),
+        ([("loss_db", [1.0]), ("loss_db", [2.0])], "loss_db is swept twice"),
+        ([("coupler_sigma", [0.01, -0.01])], "splitter_sigma must be >= 0"),
+    ],
+)
+def test_a_bad_sweep_is_refused(axes: list, words: str) -> None:
+    with pytest.raises(SettingsError, match=words):
+        sweep_points(YieldStudy(ports=4), axes)
+
+
+def test_parameter_effects_rank_what_moves_the_yield() -> None:
+    points = sweep_points(
+        YieldStudy(ports=4, chips=4), [("coupler_sigma", [0.01, 0.05]), ("loss_db", [0.4, 0.6])]
+    )
+    # the yield falls with the coupler spread (8/8 -> 2/8), less with the loss (6/8 -> 4/8)
+    passes = {(0.01, 0.4): 4, (0.01, 0.6): 4, (0.05, 0.4): 2, (0.05, 0.6): 0}
+    rows = [
+        [{"passed": i < passes[(p.coupler_sigma, p.loss_db)]} for i in range(4)] for p in points
+    ]
+    effects = parameter_effects(points, rows, ["loss_db", "coupler_sigma"])
+    assert [e["parameter"] for e in effects] == ["coupler_sigma", "loss_db"]
+    assert effects[0]["yield_by_value"] == {0.01: 1.0, 0.05: 0.25}
+    assert effects[0]["yield_spread"] == 0.75 and effects[1]["yield_spread"] == 0.25

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -19,8 +20,10 @@ import pyarrow.parquet as pq
 import pytest
 from distributed import Client
 
+from firmware.fabric.jobs import Job, job_matchings
 from photonics.chip_yield import YieldStudy, run_chip
 from pswitch.cli import main
+from pswitch.yield_command import workload_matchings
 from pswitch.yield_study import prepare, read_rows, run_study, write_part
 
 STUDY = YieldStudy(ports=4, chips=6, seed=5)
@@ -155,3 +158,79 @@ def test_a_study_on_an_existing_cluster_survives_a_killed_worker(tmp_path: Path)
         assert workers[0].wait(timeout=30) == -signal.SIGKILL and workers[1].poll() is None
     assert killed and killed[0] < study.chips
     assert rows == [run_chip(study, i) for i in range(study.chips)]
+
+
+@pytest.mark.parametrize(
+    ("workload", "ports", "rounds"), [("ring", 8, 2), ("torus", 16, 4), ("torus", 6, 4)]
+)
+def test_a_training_job_s_workload_is_its_matchings(workload: str, ports: int, rounds: int) -> None:
+    pairs = workload_matchings(workload, ports)
+    assert len(pairs) == rounds  # torus 2 x 3: rows 1 round, columns of 3: 3 rounds
+    shape = {"ring": (), "torus": (4, 4) if ports == 16 else (2, 3)}[workload]
+    job = Job(workload, workload, tuple(range(ports)), shape=shape)
+    assert pairs == tuple(m.pairs for m in job_matchings(job, ports))
+    assert workload_matchings("all-to-all", ports) == ()
+
+
+def test_the_command_routes_a_training_job_under_a_power_cap(tmp_path: Path) -> None:
+    argv = ["yield", "--ports", "4", "--chips", "3", "--workers", "1", "--workload", "ring"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--output", str(tmp_path / "a"), "--json"]) == 0
+    result = json.loads(out.getvalue())
+    assert result["study"]["matchings"] == [[[0, 1], [2, 3]], [[0, 3], [1, 2]]]
+    study = YieldStudy(
+        ports=4, chips=3, workload="ring", matchings=(((0, 1), (2, 3)), ((0, 3), (1, 2)))
+    )
+    rows = [run_chip(study, i) for i in range(3)]
+    assert result["passed"] == sum(r["passed"] for r in rows)
+    cap = min(r["worst_power_mW"] for r in rows) * 0.999  # below every chip's worst matching
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([*argv, "--max-power-mw", f"{cap}", "--output", str(tmp_path / "b"), "--json"])
+    assert code == 0 and json.loads(out.getvalue())["passed"] == 0
+
+
+def wait_for_rows(folder: Path, more_than: int, run: subprocess.Popen) -> int:
+    """Wait until ``folder`` holds more than ``more_than`` rows (the command still running);
+    how many."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run.poll() is None:
+        held = len(read_rows(folder))
+        if held > more_than:
+            return held
+        time.sleep(0.05)
+    raise AssertionError(f"no more than {more_than} rows came (exit {run.poll()})")
+
+
+@pytest.mark.slow
+def test_the_command_interrupted_then_killed_then_resumed_loses_no_chip(tmp_path: Path) -> None:
+    study = YieldStudy(ports=4, chips=200, seed=3)
+    folder = tmp_path / "rows"
+    argv = [sys.executable, "-m", "pswitch", "yield", "--ports", "4", "--chips", "200"]
+    argv += ["--seed", "3", "--workers", "2", "--output", str(folder), "--json"]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    # Ctrl-C reaches the command and its workers (one process group): exit 130, rows kept
+    run = subprocess.Popen(argv, start_new_session=True, **pipes)
+    wait_for_rows(folder, 0, run)
+    os.killpg(run.pid, signal.SIGINT)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 130 and err.endswith("pswitch yield: interrupted\n")
+    assert "Traceback" not in err and out == ""
+    interrupted = len(read_rows(folder))
+    assert 0 < interrupted < study.chips
+    # killed outright, the command and its workers: the rows written so far are whole
+    run = subprocess.Popen(argv, start_new_session=True, **pipes)
+    held = wait_for_rows(folder, interrupted, run)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.communicate(timeout=120)
+    assert held <= len(read_rows(folder)) < study.chips
+    before = len(read_rows(folder))
+    done = subprocess.run(argv, timeout=600, check=True, **pipes)
+    assert json.loads(done.stdout)["chips_run_now"] == study.chips - before
+    # every chip once, as an uninterrupted run has it
+    indices = [
+        i for p in folder.glob("part-*.parquet") for i in pq.read_table(p)["index"].to_pylist()
+    ]
+    assert sorted(indices) == list(range(study.chips))
+    assert read_rows(folder) == [run_chip(study, i) for i in range(study.chips)]
