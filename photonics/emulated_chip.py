@@ -32,8 +32,9 @@ from photonics.thermal import (
     DEFAULT_DRIFT_RAD_PER_K,
     DEFAULT_P_PI_MW,
     CrosstalkModel,
+    HeaterLayout,
     Heaters,
-    crosstalk_matrix,
+    differential_crosstalk,
     total_phase,
 )
 
@@ -162,13 +163,39 @@ class EmulatedChip:
         """(H, 2) heater centres, um."""
         raise NotImplementedError
 
+    @property
+    def other_arms_um(self) -> np.ndarray:
+        """(M, 2) centres of the unheated arms of heaters ``0 .. M-1``, um (none here)."""
+        return np.zeros((0, 2))
+
+    @cached_property
+    def heater_layout(self) -> HeaterLayout:
+        """Where the heaters and the MZIs' other arms are (what crosstalk depends on)."""
+        return HeaterLayout(self.heater_positions_um, self.other_arms_um)
+
     @cached_property
     def crosstalk(self) -> sp.csr_matrix | None:
-        """The chip's true thermal crosstalk matrix ``K[victim, aggressor]`` (what calibration
-        tries to learn; None without a crosstalk law)."""
+        """The chip's true thermal crosstalk matrix ``K[victim, aggressor]``: the change of what
+        each heater sets, both arms' warming counted (what calibration tries to learn; None
+        without a crosstalk law)."""
         if self.spec.crosstalk is None:
             return None
-        return crosstalk_matrix(self.heater_positions_um, self.spec.crosstalk)
+        return differential_crosstalk(self.heater_layout, self.spec.crosstalk)
+
+    def _other_arm_phase(self, current: np.ndarray, wavelength_nm: float) -> np.ndarray:
+        """Phase (rad, ``(..., M)``) the heaters' warmth puts on the MZIs' unheated arms."""
+        M, A = len(self.other_arms_um), self._arm_kernel
+        if A is None:
+            return np.zeros((*np.shape(current)[:-1], M))
+        own = self.heaters.own_phase(current)
+        flat = (A @ own.reshape(-1, own.shape[-1]).T).T
+        return REFERENCE_WAVELENGTH_NM / wavelength_nm * flat.reshape((*own.shape[:-1], M))
+
+    @cached_property
+    def _arm_kernel(self) -> sp.csr_matrix | None:
+        if self.spec.crosstalk is None or len(self.other_arms_um) == 0:
+            return None
+        return self.heater_layout.arm_crosstalk(self.spec.crosstalk)
 
     # ---- heaters ----------------------------------------------------------------------------
     def _currents(self, current_mA: ArrayLike) -> np.ndarray:

@@ -42,10 +42,12 @@ from photonics.mzi import arm_phases
 from photonics.progress import Progress, steps
 from photonics.thermal import (
     DEFAULT_P_PI_MW,
+    CrosstalkModel,
+    HeaterLayout,
     Heaters,
-    crosstalk_matrix,
     current_for_power,
     currents_for_phase,
+    differential_crosstalk,
 )
 
 Measure = Callable[[np.ndarray, int], np.ndarray]
@@ -344,6 +346,7 @@ def calibrate_crosstalk(
     radius_um: float = 120.0,
     sweep_points: int = 41,
     progress: Progress | None = None,
+    other_arm_um: np.ndarray | None = None,
 ) -> Calibration:
     """Thermal crosstalk among the MZIs' internal heaters, by pairwise aggressor/victim sweeps.
 
@@ -356,7 +359,9 @@ def calibrate_crosstalk(
     ``positions_um``, (H, 2) um) is measured, the per-pair couplings come from
     :func:`fit_crosstalk`, and the published distance law fitted to them robustly
     (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks the victim's
-    light through the warmed mesh around it, which spoils a few pairs. Returns ``calibration``
+    light through the warmed mesh around it, which spoils a few pairs. With ``other_arm_um``
+    ((n_mzis, 2) um, each MZI's unheated arm) the law is fitted, and applied, to both arms
+    (:func:`~photonics.thermal.differential_crosstalk`). Returns ``calibration``
     with ``crosstalk`` set (internal heaters only). ``progress`` (:mod:`photonics.progress`)
     follows the victims.
     """
@@ -397,9 +402,14 @@ def calibrate_crosstalk(
             shift[v, a, 0] = np.angle(np.exp(1j * (heated - cold))) / own_change
             measured[v, a] = True
     pairs = fit_crosstalk(np.array([1.0]), shift)[:n_mzis, :n_mzis]
-    law = fit_crosstalk_model(distance[measured], pairs[measured], cutoff_um=radius_um)
+    other = np.zeros((0, 2)) if other_arm_um is None else np.asarray(other_arm_um, float)
+    layout = HeaterLayout(pos, other[:n_mzis])
+    d_other = np.full(distance.shape, np.inf)
+    if len(other):
+        d_other = np.linalg.norm(other[:n_mzis, None, :] - pos[None, :, :], axis=-1)
+    law = fit_crosstalk_model(distance[measured], pairs[measured], radius_um, d_other[measured])
     K = np.zeros((H, H))
-    K[:n_mzis, :n_mzis] = crosstalk_matrix(pos, law).toarray()
+    K[:n_mzis, :n_mzis] = differential_crosstalk(layout, law).toarray()
     return replace(calibration, crosstalk=K)
 
 
@@ -412,23 +422,70 @@ def self_calibrate(
     positions_um: np.ndarray | None = None,
     chip_id: str = "chip",
     progress: Progress | None = None,
+    other_arm_um: np.ndarray | None = None,
+    iv_group: int = IV_GROUP,
 ) -> SelfCalibration:
     """The whole procedure: :func:`calibrate_mesh`; then, given the heaters' layout
-    ``positions_um`` ((H, 2) um), :func:`calibrate_crosstalk` and a second
-    :func:`calibrate_mesh` with that crosstalk compensated (whose biases no longer carry the
-    neighbours' warmth). ``progress`` follows each of them."""
+    ``positions_um`` ((H, 2) um; with ``other_arm_um``, the MZIs' unheated arms),
+    :func:`calibrate_crosstalk` and a second :func:`calibrate_mesh` with that crosstalk
+    compensated (whose biases no longer carry the neighbours' warmth). ``progress`` follows
+    each of them; ``iv_group`` as in :func:`calibrate_mesh`."""
     first = calibrate_mesh(
-        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, progress=progress
+        mesh,
+        measure,
+        voltage,
+        n_heaters,
+        max_current_mA,
+        chip_id,
+        progress=progress,
+        iv_group=iv_group,
     )
     if positions_um is None:
         return first
     coupled = calibrate_crosstalk(
-        mesh, measure, first.calibration, positions_um, max_current_mA, progress=progress
+        mesh,
+        measure,
+        first.calibration,
+        positions_um,
+        max_current_mA,
+        progress=progress,
+        other_arm_um=other_arm_um,
     )
     second = calibrate_mesh(
-        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, progress=progress, prior=coupled
+        mesh,
+        measure,
+        voltage,
+        n_heaters,
+        max_current_mA,
+        chip_id,
+        progress=progress,
+        prior=coupled,
+        iv_group=iv_group,
     )
     return replace(second, measurements=first.measurements + second.measurements)
+
+
+#: Crosstalk phase (rad) above which self-calibration also calibrates crosstalk: a phase error
+#: this large alone limits an MZI's extinction to 20 log10(1 / sin(0.05)) = 26 dB, below the
+#: typical 35 dB of its couplers (docs/physics.md).
+CROSSTALK_MATTERS_RAD = 0.1
+
+
+def predicted_crosstalk_rad(
+    layout: HeaterLayout, n_cells: int, model: CrosstalkModel | None = None
+) -> float:
+    """The worst crosstalk phase (rad) a cell's heater would see by the nominal kernel
+    (``model``, default the published law of :class:`CrosstalkModel`) from the layout alone:
+    every other cell's heater at pi of own phase, ``pi max_v sum_a |K[v, a]|`` over the cells'
+    heaters (channels ``0 .. n_cells - 1``)."""
+    K = differential_crosstalk(layout, model or CrosstalkModel()).tocsr()[:n_cells, :n_cells]
+    return float(np.pi * np.abs(K).sum(axis=1).max()) if n_cells else 0.0
+
+
+def crosstalk_matters(layout: HeaterLayout, n_cells: int) -> bool:
+    """Whether :func:`predicted_crosstalk_rad` exceeds :data:`CROSSTALK_MATTERS_RAD`: the
+    criterion by which the firmware's self-calibration calibrates crosstalk too."""
+    return predicted_crosstalk_rad(layout, n_cells) > CROSSTALK_MATTERS_RAD
 
 
 def route_quality(
