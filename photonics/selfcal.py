@@ -506,7 +506,16 @@ def route_quality(
         signal = P[out, np.arange(n)]
         error = np.abs(10 * np.log10(signal / chip.ideal_path_power(perm)))
         worst_err = max(worst_err, float(error.max()))
-        for i in range(n):
-            leak = np.delete(P[out[i]], i).max()
-            worst_iso = min(worst_iso, float(10 * np.log10(signal[i] / leak)))
+        worst_iso = min(worst_iso, worst_isolation_db(P, perm))
     return worst_err, worst_iso
+
+
+def worst_isolation_db(power: np.ndarray, perm: Permutation) -> float:
+    """Worst port isolation (dB) of a routed permutation, from the power transfer ``power``
+    ([out, in], e.g. ``|M|^2``): each routed output's signal over the strongest other input
+    reaching it."""
+    n = len(perm.targets)
+    out = np.array(perm.targets)
+    signal = power[out, np.arange(n)]
+    leak = np.array([np.delete(power[out[i]], i).max() for i in range(n)])
+    return float(np.min(10 * np.log10(signal / leak)))
