@@ -99,8 +99,8 @@ class Topology:
     - ``geometry(ports)``: its mesh and endpoints for that many ports;
     - ``directed``: endpoints send on one port and receive on another (a permutation switch,
       which routes permutations, not matchings, and cannot be an emulated matching switch);
-    - ``make_chip(topology, ports, seed, rings, pitch_um)``, ``make_fabric(geometry)``: its emulated chip
-      and its planner;
+    - ``make_chip(topology, ports, seed, rings, pitch_um)``, ``make_fabric(geometry)``: its
+      emulated chip and its planner;
     - ``layout``: ``"module:function"`` of its gdsfactory builder, called as
       ``builder(geometry.mesh, settings)``.
     """

@@ -25,8 +25,8 @@ from firmware.controller.system import SystemCommands
 from firmware.driver import ChipDriver
 from firmware.store import Store
 from photonics.calibration import Calibration
-from photonics.thermal import HeaterLayout
 from photonics.switch import Fabric
+from photonics.thermal import HeaterLayout
 
 
 class Controller(

@@ -5,8 +5,8 @@ import pytest
 
 from firmware.controller.schedule import MAX_SCHEDULE_STEPS
 from firmware.sdk import InProcessTransport, Switch, SwitchError
-from photonics.errors import InvalidInputError, SettingsError
 from firmware.store import Store
+from photonics.errors import InvalidInputError, SettingsError
 from photonics.matching import Matching
 from photonics.selfcal import CROSSTALK_MATTERS_RAD, predicted_crosstalk_rad, worst_isolation_db
 

@@ -11,8 +11,8 @@ from photonics.thermal import (
     HeaterLayout,
     Heaters,
     crosstalk_matrix,
-    differential_crosstalk,
     currents_for_phase,
+    differential_crosstalk,
     settling_time_s,
     step_response,
     total_phase,
@@ -57,7 +57,7 @@ def test_a_distant_heater_warms_both_arms_of_an_mzi_alike() -> None:
 def test_differential_crosstalk_is_smaller_than_one_arm(seed, pitch) -> None:
     rng = np.random.default_rng(seed)
     pos = rng.uniform(0, 300, (8, 2))
-    other = pos[:5] + [0.0, pitch]
+    other = pos[:5] + np.array([0.0, pitch])
     one = crosstalk_matrix(pos, CrosstalkModel()).toarray()
     both = differential_crosstalk(HeaterLayout(pos, other), CrosstalkModel()).toarray()
     assert np.array_equal(both[5:], one[5:])  # lone waveguides: the kernel alone
