@@ -26,13 +26,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from photonics import topologies
+from photonics.dispersion import imperfections_at, wavelengths
 from photonics.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
     EmulatedChip,
     FabricationSpec,
     check_conditions,
 )
-from photonics.errors import SettingsError
+from photonics.errors import SettingsError, ShapeError
 from photonics.feedforward import FeedForwardMesh, MeshSettings
 from photonics.matching import Permutation
 from photonics.mzi import MZIImperfections, from_arm_phases
@@ -161,7 +162,7 @@ class Chip(EmulatedChip):
         )
 
     def _settings(
-        self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float
+        self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float | np.ndarray
     ) -> MeshSettings:
         """Mesh phases from the heaters' total phases: an MZI's heater sets the difference of its
         arms (``phase``, crosstalk included), its other arm carries the others' warmth."""
@@ -196,9 +197,28 @@ class Chip(EmulatedChip):
             current, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm
         )
 
-    def _transfer(self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float) -> np.ndarray:
+    def transfer_band(
+        self, current_mA: ArrayLike, wavelengths_nm: ArrayLike, delta_T_K: float = 0.0
+    ) -> np.ndarray:
+        """Field transfer matrices ``(W, n, n)`` at one setting of currents (mA, shape (H,)) for
+        each of ``W`` wavelengths (nm, 1-D), in one batched evaluation: couplers and losses
+        from :mod:`photonics.dispersion`, heater phases scaling as ``1550 nm / wavelength``."""
+        lam = wavelengths(wavelengths_nm)
+        if lam.ndim != 1:
+            raise ShapeError(f"wavelengths_nm must be 1-D, got shape {lam.shape}")
+        check_conditions(delta_T_K, REFERENCE_WAVELENGTH_NM)
+        current = self._currents(current_mA)
+        if current.ndim != 1:
+            raise ShapeError(f"transfer_band takes one setting of currents, got {current.shape}")
+        column = lam[:, None]
+        return self._transfer(current, self._phase(current, delta_T_K, column), column)
+
+    def _transfer(
+        self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float | np.ndarray
+    ) -> np.ndarray:
+        """Transfer at one wavelength, or at a column ``(W, 1)`` of them (batched)."""
         settings = self._settings(current, phase, wavelength_nm)
-        return self.mesh.transfer(settings, self.imperfections)
+        return self.mesh.transfer(settings, imperfections_at(self.imperfections, wavelength_nm))
 
     def _power(
         self, current_mA: ArrayLike, field_in: np.ndarray, delta_T_K: float, wavelength_nm: float

@@ -182,8 +182,11 @@ class EmulatedChip:
             return None
         return differential_crosstalk(self.heater_layout, self.spec.crosstalk)
 
-    def _other_arm_phase(self, current: np.ndarray, wavelength_nm: float) -> np.ndarray:
-        """Phase (rad, ``(..., M)``) the heaters' warmth puts on the MZIs' unheated arms."""
+    def _other_arm_phase(
+        self, current: np.ndarray, wavelength_nm: float | np.ndarray
+    ) -> np.ndarray:
+        """Phase (rad, ``(..., M)``) the heaters' warmth puts on the MZIs' unheated arms, at
+        one wavelength (nm) or a column ``(W, 1)`` of them."""
         M, A = len(self.other_arms_um), self._arm_kernel
         if A is None:
             return np.zeros((*np.shape(current)[:-1], M))
@@ -206,10 +209,12 @@ class EmulatedChip:
         self.heaters.check_limits(current)
         return current
 
-    def _phase(self, current: np.ndarray, delta_T_K: float, wavelength_nm: float) -> np.ndarray:
+    def _phase(
+        self, current: np.ndarray, delta_T_K: float, wavelength_nm: float | np.ndarray
+    ) -> np.ndarray:
         """Every heater's total phase (rad) at checked currents: own heat and crosstalk (both
         scaling as ``1550 nm / wavelength``), bias and ambient drift (``delta_T_K`` above the
-        reference, K)."""
+        reference, K). A column ``(W, 1)`` of wavelengths gives one row per wavelength."""
         scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
         return total_phase(self.heaters, current, self.crosstalk, delta_T_K, scale)
 

@@ -512,10 +512,10 @@ def route_quality(
 
 def worst_isolation_db(power: np.ndarray, perm: Permutation) -> float:
     """Worst port isolation (dB) of a routed permutation, from the power transfer ``power``
-    ([out, in], e.g. ``|M|^2``): each routed output's signal over the strongest other input
-    reaching it."""
+    ([..., out, in], e.g. ``|M|^2``; leading axes, e.g. wavelengths, are searched too): each
+    routed output's signal over the strongest other input reaching it."""
     n = len(perm.targets)
-    out = np.array(perm.targets)
-    signal = power[out, np.arange(n)]
-    leak = np.array([np.delete(power[out[i]], i).max() for i in range(n)])
+    rows = np.asarray(power)[..., np.array(perm.targets), :]  # row i: input i's output
+    signal = np.diagonal(rows, axis1=-2, axis2=-1)
+    leak = np.where(np.eye(n, dtype=bool), 0.0, rows).max(axis=-1)
     return float(np.min(10 * np.log10(signal / leak)))
