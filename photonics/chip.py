@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from photonics import topologies
-from photonics.dispersion import imperfections_at, wavelengths
+from photonics.dispersion import wavelengths
 from photonics.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
     EmulatedChip,
@@ -218,7 +218,7 @@ class Chip(EmulatedChip):
     ) -> np.ndarray:
         """Transfer at one wavelength, or at a column ``(W, 1)`` of them (batched)."""
         settings = self._settings(current, phase, wavelength_nm)
-        return self.mesh.transfer(settings, imperfections_at(self.imperfections, wavelength_nm))
+        return self.mesh.transfer(settings, self._cell_imperfections(current, wavelength_nm))
 
     def _power(
         self, current_mA: ArrayLike, field_in: np.ndarray, delta_T_K: float, wavelength_nm: float

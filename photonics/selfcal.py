@@ -173,6 +173,7 @@ class _Rig:
     p_max: float
     sweep_points: int
     prior: Calibration | None = None  # with crosstalk: measure with it compensated
+    max_current_mA: float = np.inf
 
     @property
     def floor(self) -> float:
@@ -182,7 +183,9 @@ class _Rig:
         return 0.15 * self.p_max if compensating else 0.0
 
     def current(self, channel: int, power_mW: np.ndarray | float) -> np.ndarray:
-        return current_for_power(power_mW, self.c[channel], self.a[channel])
+        # the fitted resistance is off by the DAC's rounding: never ask beyond the limit
+        found = current_for_power(power_mW, self.c[channel], self.a[channel])
+        return np.minimum(found, self.max_current_mA)
 
     def read(self, rows: np.ndarray, port: int) -> np.ndarray:
         """Measure, first undoing the known crosstalk among the MZIs' internal heaters: each
@@ -195,7 +198,9 @@ class _Rig:
             own = np.linalg.solve(np.eye(n) + self.prior.crosstalk[:n, :n], wanted.T).T
             power = np.clip(own * p_pi / np.pi, 0, self.p_max)  # heaters only heat, within limits
             rows = rows.copy()
-            rows[:, :n] = current_for_power(power, self.c[:n], self.a[:n])
+            rows[:, :n] = np.minimum(
+                current_for_power(power, self.c[:n], self.a[:n]), self.max_current_mA
+            )
         return np.asarray(self.measure(rows, port), dtype=float)
 
     def sweep(self, base: np.ndarray, channel: int, powers: np.ndarray, port: int) -> np.ndarray:
@@ -296,7 +301,7 @@ def calibrate_mesh(
     a = np.array([f.a_ohm_per_mA2 for f in fits])
     c = np.array([f.c_ohm for f in fits])
     p_max = float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
-    rig = _Rig(mesh, counted, a, c, p_max, sweep_points, prior)
+    rig = _Rig(mesh, counted, a, c, p_max, sweep_points, prior, max_current_mA)
 
     base = np.zeros(n_heaters)
     if prior is not None:  # park every MZI at its bar, with headroom for the compensation
@@ -378,7 +383,7 @@ def calibrate_crosstalk(
     distance = np.linalg.norm(pos[:, None, :] - pos[None, :, :], axis=-1)
     measured = np.zeros((n_mzis, n_mzis), bool)
     for v in steps("crosstalk sweeps", range(n_mzis), progress):
-        rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points)
+        rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points, None, max_current_mA)
         m, p_pi = int(mesh.modes[v]), calibration.p_pi_mW[v]
         on_path = (mesh.columns < mesh.columns[v]) & ((mesh.modes == m) | (mesh.modes + 1 == m))
         probe = probe_of(mesh, v)
