@@ -72,8 +72,7 @@ def layout_figures() -> dict[str, object]:
     from photonics.chip import Chip, ChipSpec
 
     chip = Chip(ChipSpec(n_ports=8))
-    layout = feedforward_layout(chip.mesh, chip_spec=chip.spec)
-    found = heaters_match(layout, chip)
+    found = heaters_match(feedforward_layout(chip.mesh), chip.heater_positions_um)
     print("  layout done", file=sys.stderr)
     return {
         "model_heaters": chip.n_heaters,
