@@ -326,14 +326,19 @@ class HeaterMatch:
 
 
 def drawn_heaters_um(component: gf.Component) -> dict[str, tuple[float, float]]:
-    """Every heater the top cell's elements draw, by element name: the midpoint of its two
-    terminals (``e1``, ``e2``), um."""
+    """Every heater the top cell draws, by instance name: the midpoint of its two terminals,
+    um: an element's heater (``e1``, ``e2``) and each phase shifter (``ps_...``, a metal
+    heater on a waveguide: ``l_e1``, ``r_e3``)."""
     found = {}
     for inst in component.insts:
         names = {p.name for p in inst.ports}
         if is_element(inst.name) and {"e1", "e2"} <= names:
             a, b = inst.ports["e1"], inst.ports["e2"]
-            found[inst.name] = ((a.dx + b.dx) / 2, (a.dy + b.dy) / 2)
+        elif inst.name.startswith("ps_") and {"l_e1", "r_e3"} <= names:
+            a, b = inst.ports["l_e1"], inst.ports["r_e3"]
+        else:
+            continue
+        found[inst.name] = ((a.dx + b.dx) / 2, (a.dy + b.dy) / 2)
     return found
 
 

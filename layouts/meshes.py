@@ -22,6 +22,7 @@ Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pi
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import gdsfactory as gf
@@ -49,6 +50,7 @@ from layouts.graph import (
     ring_graph,
     waveguide_mesh_graph,
 )
+from photonics.chip_geometry import FeedForwardGeometry
 from photonics.errors import SettingsError
 from photonics.feedforward import FeedForwardMesh
 from photonics.ring import MicroRing
@@ -137,38 +139,72 @@ class _Terminal:
     y: float
 
 
+def _channel_um(mesh: FeedForwardMesh, s: LayoutSettings, all_heaters: bool) -> float:
+    """Width of the channel between columns, um: the wires' tracks (per column, the heaters
+    above / below the middle, whose wires leave the mesh upward / downward and may share an x)
+    and, with ``all_heaters``, a phase shifter with a margin on each side."""
+    pitch_y = s.mzi.mode_pitch_um
+    wp = s.pads.wire_pitch_um if s.pads else 10.0
+    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
+    y_mid = -(mesh.n - 1) * pitch_y / 2
+    tops = [int(np.sum(-modes[columns == c] * pitch_y >= y_mid)) for c in range(mesh.n_columns)]
+    bottoms = [int(np.sum(columns == c)) - t for c, t in enumerate(tops)]
+    tracks = max(max(tops), max(bottoms))
+    channel = 2 * s.channel_margin_um + (tracks + 1) * wp
+    if all_heaters:
+        channel = max(channel, s.mzi.heater_length_um + 2 * s.channel_margin_um)
+    return channel
+
+
+def feedforward_geometry(
+    mesh: FeedForwardMesh, settings: LayoutSettings | None = None, all_heaters: bool = True
+) -> FeedForwardGeometry:
+    """The heater geometry :func:`feedforward_layout` draws ``mesh`` with: give it to
+    ``ChipSpec(geometry=...)`` and the chip model's heaters are the layout's."""
+    s = settings or LayoutSettings()
+    L = s.mzi.length_um
+    return FeedForwardGeometry(L + _channel_um(mesh, s, all_heaters), s.mzi.mode_pitch_um, L)
+
+
 @with_generic_pdk
 def feedforward_layout(
     mesh: FeedForwardMesh,
     settings: LayoutSettings | None = None,
     *,
     graph: CircuitGraph | None = None,
+    all_heaters: bool = False,
 ) -> MeshLayout:
     """The layout of a Clements or Reck mesh (see the module docstring).
 
     ``graph`` draws other connections than the model's (e.g. a tampered copy, to show that the
     check catches it); the returned layout's ``model`` is the mesh's own graph either way. Every
     connection must join an east-facing port to a west-facing port further east.
+
+    ``all_heaters`` also draws every heater of the chip model that is not an MZI's: each MZI's
+    input phase shifter (``ps_in_c{column}_m{mode}``, on its top input, centred in the channel
+    before it) and the output phase screen (``ps_out_{mode}``), each terminal its own metal
+    (wiring them to pads is not drawn: ``settings.pads`` must be None). The heaters are then
+    where :func:`feedforward_geometry` says.
     """
     s = settings or LayoutSettings()
     if not isinstance(mesh, FeedForwardMesh):
         raise SettingsError(f"expected a FeedForwardMesh, got {type(mesh).__name__}")
+    if all_heaters and s.pads is not None:
+        raise SettingsError(
+            "all_heaters draws the phase shifters unwired: give LayoutSettings(pads=None)"
+        )
     model = feedforward_graph(mesh)
     drawn = model if graph is None else graph
     cell = heated_mzi(s.mzi)
     pitch_y = s.mzi.mode_pitch_um
     L = s.mzi.length_um
-    wp = s.pads.wire_pitch_um if s.pads else 10.0
-    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
     y_mid = -(mesh.n - 1) * pitch_y / 2
-    # tracks a channel needs: per column, the heaters above / below the middle (their wires
-    # leave the mesh upward / downward and may share an x)
-    tops = [int(np.sum(-modes[columns == c] * pitch_y >= y_mid)) for c in range(mesh.n_columns)]
-    bottoms = [int(np.sum(columns == c)) - t for c, t in enumerate(tops)]
-    tracks = max(max(tops), max(bottoms))
+    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
     margin = s.channel_margin_um
-    channel = 2 * margin + (tracks + 1) * wp
+    channel = _channel_um(mesh, s, all_heaters)
     pitch_x = L + channel
+    shifter = gf.components.straight_heater_metal(length=s.mzi.heater_length_um)
+    shifters: list[tuple[str, gf.ComponentReference]] = []
 
     c = gf.Component()
     refs: dict[str, gf.ComponentReference] = {}
@@ -206,6 +242,18 @@ def feedforward_layout(
                 f"cannot draw connection {a} -- {b}: it must run from an out port (o3, o4) or "
                 "input to an in port (o1, o2) or output further east"
             )
+        centre = _shifter_centre(b, channel, pitch_x, L, mesh) if all_heaters else None
+        if centre is not None and ya == yb:  # a phase shifter on this waveguide
+            h = s.mzi.heater_length_um
+            ps = c.add_ref(shifter, name=_shifter_name(b, mesh))
+            ps.dmove((centre - h / 2, ya))
+            shifters.append((ps.name, ps))
+            for x0, x1, part in ((xa, centre - h / 2, "a"), (centre + h / 2, xb, "b")):
+                ref = c.add_ref(
+                    gf.components.straight(length=round(x1 - x0, 3)), name=f"wg_{k}{part}"
+                )
+                ref.dmove((x0, ya))
+            continue
         if ya == yb:
             piece = gf.components.straight(length=round(xb - xa, 3))
         else:
@@ -228,6 +276,11 @@ def feedforward_layout(
         for (name, ref), col in zip(refs.items(), columns, strict=True)
         for port in ("e1", "e2")
     ]
+    terminals += [
+        _Terminal(name, -1, port, ref.ports[side].dx, ref.ports[side].dy)
+        for name, ref in shifters
+        for port, side in (("e1", "l_e1"), ("e2", "r_e3"))
+    ]
     if s.pads is None:
         nets = tuple(Net(f"{t.element}.{t.port}", (_probe(t),)) for t in terminals)
         n_pads = 0
@@ -236,6 +289,29 @@ def feedforward_layout(
         n_pads = len(nets)
     _name(c, f"{mesh.kind}_{mesh.n}{'_pads' if s.pads else ''}")
     return MeshLayout(c, mesh.kind, model, nets, mesh.n_mzis, n_pads)
+
+
+def _shifter_centre(
+    terminal: str, channel: float, pitch_x: float, L: float, mesh: FeedForwardMesh
+) -> float | None:
+    """x (um) of the phase shifter on the waveguide that ends at ``terminal`` (an MZI's top
+    input or a circuit output), centred in the channel before it; None: none there."""
+    found = _MZI_IN.match(terminal)
+    if found:
+        return int(found.group(1)) * pitch_x - channel / 2
+    if terminal.startswith("out"):
+        return (mesh.n_columns - 1) * pitch_x + L + channel / 2
+    return None
+
+
+def _shifter_name(terminal: str, mesh: FeedForwardMesh) -> str:
+    found = _MZI_IN.match(terminal)
+    if found:
+        return f"ps_in_c{found.group(1)}_m{found.group(2)}"
+    return f"ps_out_{terminal.removeprefix('out')}"
+
+
+_MZI_IN = re.compile(r"^mzi_c(\d+)_m(\d+)\.o1$")
 
 
 def _name(c: gf.Component, base: str) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from photonics import topologies
+from photonics.chip_geometry import FeedForwardGeometry
 from photonics.dispersion import wavelengths
 from photonics.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
@@ -53,7 +54,10 @@ class ChipSpec(FabricationSpec):
     With ``both_arms`` thermal crosstalk warms both arms of every MZI (the heater on the top
     arm's line, the other arm a mode pitch below:
     :func:`~photonics.thermal.differential_crosstalk`); without, all of it lands on the heated
-    arm (the earlier model, which overstates a distant heater's effect).
+    arm (the earlier model, which overstates a distant heater's effect). With ``geometry`` (a
+    :class:`~photonics.chip_geometry.FeedForwardGeometry`, e.g. the one a layout is drawn with,
+    :func:`layouts.meshes.feedforward_geometry`) every heater is where that geometry puts it
+    (its pitches replace ``pitch_x_um`` and ``pitch_y_um``; rings stay after the outputs).
     """
 
     n_ports: int = 8
@@ -61,6 +65,7 @@ class ChipSpec(FabricationSpec):
     pitch_x_um: float = 300.0
     pitch_y_um: float = 60.0
     both_arms: bool = False
+    geometry: FeedForwardGeometry | None = None
     output_rings: bool = False
     ring: MicroRing = field(default_factory=MicroRing)
     ring_thermal: RingThermal = field(default_factory=RingThermal)
@@ -73,6 +78,13 @@ class ChipSpec(FabricationSpec):
     POSITIVE: ClassVar[tuple[str, ...]] = (*FabricationSpec.POSITIVE, "pitch_x_um", "pitch_y_um")
 
     def __post_init__(self) -> None:
+        if self.geometry is not None:
+            if not isinstance(self.geometry, FeedForwardGeometry):
+                raise SettingsError(
+                    f"geometry must be a FeedForwardGeometry or None, got {self.geometry!r}"
+                )
+            object.__setattr__(self, "pitch_x_um", float(self.geometry.column_pitch_um))
+            object.__setattr__(self, "pitch_y_um", float(self.geometry.mode_pitch_um))
         choices = topologies.names(kind="feedforward")
         if self.mesh not in choices:
             raise SettingsError(f"mesh must be one of {', '.join(choices)}; got {self.mesh!r}")
@@ -120,6 +132,13 @@ class Chip(EmulatedChip):
     def heater_positions_um(self) -> np.ndarray:
         """(H, 2) heater centres, um: see the module docstring for the channel order."""
         s, mesh = self.spec, self.mesh
+        rings = np.c_[
+            np.full(mesh.n, (mesh.n_columns + 1.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
+        ]
+        if not s.output_rings:
+            rings = rings[:0]
+        if s.geometry is not None:  # where the layout draws them
+            return np.concatenate([s.geometry.heaters_um(mesh), rings])
         x0 = mesh.columns * s.pitch_x_um
         # on the top arm's line with both arms modelled, else a quarter pitch below it
         top = mesh.modes + (0.0 if s.both_arms else 0.25)
@@ -128,11 +147,6 @@ class Chip(EmulatedChip):
         out = np.c_[
             np.full(mesh.n, (mesh.n_columns + 0.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
         ]
-        rings = np.c_[
-            np.full(mesh.n, (mesh.n_columns + 1.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
-        ]
-        if not s.output_rings:
-            rings = rings[:0]
         return np.concatenate([theta, phi, out, rings])
 
     @property
@@ -142,6 +156,8 @@ class Chip(EmulatedChip):
         s, mesh = self.spec, self.mesh
         if not s.both_arms:
             return np.zeros((0, 2))
+        if s.geometry is not None:
+            return s.geometry.other_arms_um(mesh)
         return np.c_[(mesh.columns + 0.5) * s.pitch_x_um, (mesh.modes + 1) * s.pitch_y_um]
 
     def settings(

@@ -29,7 +29,13 @@ from layouts.check import (
     metal_check,
 )
 from layouts.graph import CircuitGraph, compare, connection, feedforward_graph
-from layouts.meshes import LayoutSettings, feedforward_layout, ring_layout, waveguide_mesh_layout
+from layouts.meshes import (
+    LayoutSettings,
+    feedforward_geometry,
+    feedforward_layout,
+    ring_layout,
+    waveguide_mesh_layout,
+)
 from layouts.output import read_gds, render_png, write_gds
 from photonics import ClementsMesh, MZIImperfections, ReckMesh
 from photonics.chip import Chip, ChipSpec
@@ -453,3 +459,32 @@ def test_the_heater_check_compares_count_and_positions_with_the_chip_model() -> 
     found = heaters_match(layout, chip.heater_positions_um)
     assert (found.drawn, found.expected) == (6, 2 * 6 + 4) and not found.ok
     assert any("not drawn: 16" in line for line in found.lines())
+
+
+@pytest.mark.parametrize("cls", [ClementsMesh, ReckMesh])
+@pytest.mark.parametrize("n", [3, 8])
+def test_a_layout_with_all_heaters_and_the_chip_model_share_one_geometry(cls, n) -> None:
+    mesh = cls(n)
+    settings = LayoutSettings(pads=None)
+    layout = feedforward_layout(mesh, settings, all_heaters=True)
+    chip = Chip(ChipSpec(n_ports=n, mesh=mesh.kind, geometry=feedforward_geometry(mesh, settings)))
+    found = heaters_match(layout, chip.heater_positions_um)
+    assert found.ok and found.drawn == chip.n_heaters == 2 * mesh.n_mzis + n, found.lines()
+    assert found.max_error_um < 1e-6
+    # the phase shifters are waveguide to the graph and their own metal to the metal check
+    assert check_layout(layout).ok
+    settings_ = mesh.random_settings(np.random.default_rng(n))
+    assert np.allclose(
+        layout_transfer(extract_graph(layout.component), mesh, settings_),
+        mesh.transfer(settings_),
+        atol=1e-12,
+    )
+    # the default chip model keeps its own grid: the check says it differs
+    assert not heaters_match(
+        layout, Chip(ChipSpec(n_ports=n, mesh=mesh.kind)).heater_positions_um
+    ).ok
+
+
+def test_all_heaters_are_drawn_unwired_only() -> None:
+    with pytest.raises(SettingsError, match=r"give LayoutSettings\(pads=None\)"):
+        feedforward_layout(ClementsMesh(4), all_heaters=True)

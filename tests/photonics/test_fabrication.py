@@ -8,6 +8,7 @@ import pytest
 
 from photonics import SettingsError
 from photonics.chip import Chip, ChipSpec
+from photonics.chip_geometry import FeedForwardGeometry
 from photonics.mesh_chip import MeshChip, MeshChipSpec
 from photonics.switch_geometry import switch_6x6
 
@@ -71,6 +72,9 @@ def test_a_heater_adds_loss_in_proportion_to_its_phase() -> None:
         (lambda: ChipSpec(correlation_length_um=0.0), "correlation_length_um must be a number > 0"),
         (lambda: ChipSpec(correlation_length_um=True), "correlation_length_um must be a number"),
         (lambda: ChipSpec(heater_loss_db_per_rad=-1.0), "heater_loss_db_per_rad must be >= 0"),
+        (lambda: ChipSpec(geometry=(560.0, 60.0)), "geometry must be a FeedForwardGeometry"),
+        (lambda: FeedForwardGeometry(400.0, 60.0, 420.0), "must be below column_pitch_um"),
+        (lambda: FeedForwardGeometry(560.0, 0.0, 420.0), "mode_pitch_um must be a number > 0"),
         (
             lambda: Chip(ChipSpec(n_ports=128, correlation_length_um=100.0)),
             "up to 4096 cells, this chip has 8128",
@@ -80,3 +84,16 @@ def test_a_heater_adds_loss_in_proportion_to_its_phase() -> None:
 def test_bad_fabrication_settings_are_refused(make, words) -> None:
     with pytest.raises(SettingsError, match=words):
         make()
+
+
+def test_a_chip_with_a_geometry_puts_every_heater_where_it_says() -> None:
+    geometry = FeedForwardGeometry(560.0, 60.0, 420.0)
+    chip = Chip(ChipSpec(n_ports=4, geometry=geometry, both_arms=True))
+    assert (chip.spec.pitch_x_um, chip.spec.pitch_y_um) == (560.0, 60.0)
+    pos, K = chip.heater_positions_um, chip.mesh.n_mzis
+    # MZI (column 1, mode 1): heater mid-cell on mode 1's line, other arm on mode 2's
+    k = int(np.flatnonzero((chip.mesh.columns == 1) & (chip.mesh.modes == 1))[0])
+    assert pos[k].tolist() == [560.0 + 210.0, 60.0]
+    assert chip.other_arms_um[k].tolist() == [770.0, 120.0]
+    assert pos[K + k].tolist() == [560.0 - 70.0, 60.0]  # its input phase shifter, mid-gap
+    assert pos[2 * K :, 0].tolist() == [3 * 560.0 + 420.0 + 70.0] * 4  # the output screen
