@@ -234,12 +234,14 @@ class _Rig:
 
 
 def _park(bias_rad: float, p_pi_mW: float, p_max_mW: float) -> float:
-    """Power (mW) that holds an MZI at bar; lifted by a full period (2 P_pi, the same state) when
-    it would be nearly cold, so crosstalk compensation has room to turn it down."""
+    """Power (mW) that holds an MZI at bar; lifted by a full period (2 P_pi, the same state)
+    when that leaves crosstalk compensation more room both ways, down (its neighbours warm it)
+    and up (a neighbour nearer its other arm cools its difference, section 5.1 of
+    docs/physics.md): the larger of the two powers' smaller margins."""
     power = float(np.mod(-bias_rad, 2 * np.pi) * p_pi_mW / np.pi)
-    return (
-        power + 2 * p_pi_mW if power < 0.5 * p_pi_mW and power + 2 * p_pi_mW <= p_max_mW else power
-    )
+    lifted = power + 2 * p_pi_mW
+    room = min(power, p_max_mW - power)
+    return lifted if lifted <= p_max_mW and min(lifted, p_max_mW - lifted) > room else power
 
 
 def peak_power_mW(prior: Calibration, n_mzis: int, p_max_mW: float) -> float:
