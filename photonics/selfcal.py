@@ -42,7 +42,6 @@ from photonics.mzi import arm_phases
 from photonics.progress import Progress, steps
 from photonics.thermal import (
     DEFAULT_P_PI_MW,
-    CrosstalkModel,
     HeaterLayout,
     Heaters,
     current_for_power,
@@ -437,16 +436,21 @@ def self_calibrate(
     :func:`calibrate_crosstalk` and a second :func:`calibrate_mesh` with that crosstalk
     compensated (whose biases no longer carry the neighbours' warmth). ``progress`` follows
     each of them; ``iv_group`` as in :func:`calibrate_mesh`."""
-    first = calibrate_mesh(
-        mesh,
-        measure,
-        voltage,
-        n_heaters,
-        max_current_mA,
-        chip_id,
-        progress=progress,
-        iv_group=iv_group,
-    )
+
+    def mesh_calibration(prior: Calibration | None = None) -> SelfCalibration:
+        return calibrate_mesh(
+            mesh,
+            measure,
+            voltage,
+            n_heaters,
+            max_current_mA,
+            chip_id,
+            progress=progress,
+            prior=prior,
+            iv_group=iv_group,
+        )
+
+    first = mesh_calibration()
     if positions_um is None:
         return first
     coupled = calibrate_crosstalk(
@@ -458,41 +462,8 @@ def self_calibrate(
         progress=progress,
         other_arm_um=other_arm_um,
     )
-    second = calibrate_mesh(
-        mesh,
-        measure,
-        voltage,
-        n_heaters,
-        max_current_mA,
-        chip_id,
-        progress=progress,
-        prior=coupled,
-        iv_group=iv_group,
-    )
+    second = mesh_calibration(coupled)
     return replace(second, measurements=first.measurements + second.measurements)
-
-
-#: Crosstalk phase (rad) above which self-calibration also calibrates crosstalk: a phase error
-#: this large alone limits an MZI's extinction to 20 log10(1 / sin(0.05)) = 26 dB, below the
-#: typical 35 dB of its couplers (docs/physics.md).
-CROSSTALK_MATTERS_RAD = 0.1
-
-
-def predicted_crosstalk_rad(
-    layout: HeaterLayout, n_cells: int, model: CrosstalkModel | None = None
-) -> float:
-    """The worst crosstalk phase (rad) a cell's heater would see by the nominal kernel
-    (``model``, default the published law of :class:`CrosstalkModel`) from the layout alone:
-    every other cell's heater at pi of own phase, ``pi max_v sum_a |K[v, a]|`` over the cells'
-    heaters (channels ``0 .. n_cells - 1``)."""
-    K = differential_crosstalk(layout, model or CrosstalkModel()).tocsr()[:n_cells, :n_cells]
-    return float(np.pi * np.abs(K).sum(axis=1).max()) if n_cells else 0.0
-
-
-def crosstalk_matters(layout: HeaterLayout, n_cells: int) -> bool:
-    """Whether :func:`predicted_crosstalk_rad` exceeds :data:`CROSSTALK_MATTERS_RAD`: the
-    criterion by which the firmware's self-calibration calibrates crosstalk too."""
-    return predicted_crosstalk_rad(layout, n_cells) > CROSSTALK_MATTERS_RAD
 
 
 def route_quality(

@@ -370,3 +370,26 @@ def differential_crosstalk(layout: HeaterLayout, model: CrosstalkModel) -> sp.cs
         return K
     pad = sp.vstack([A, sp.csr_matrix((K.shape[0] - A.shape[0], K.shape[1]))])
     return (K - pad).tocsr()
+
+
+#: Crosstalk phase (rad) above which self-calibration (``CAL:RUN``) also calibrates crosstalk:
+#: a phase error this large alone limits an MZI's extinction to 20 log10(1 / sin(0.05)) = 26 dB,
+#: below the typical 35 dB of its couplers (docs/physics.md).
+CROSSTALK_MATTERS_RAD = 0.1
+
+
+def predicted_crosstalk_rad(
+    layout: HeaterLayout, n_cells: int, model: CrosstalkModel | None = None
+) -> float:
+    """The worst crosstalk phase (rad) a cell's heater would see by the nominal kernel
+    (``model``, default the published law of :class:`CrosstalkModel`) from the layout alone:
+    every other cell's heater at pi of own phase, ``pi max_v sum_a |K[v, a]|`` over the cells'
+    heaters (channels ``0 .. n_cells - 1``)."""
+    K = differential_crosstalk(layout, model or CrosstalkModel()).tocsr()[:n_cells, :n_cells]
+    return float(np.pi * np.abs(K).sum(axis=1).max()) if n_cells else 0.0
+
+
+def crosstalk_matters(layout: HeaterLayout, n_cells: int) -> bool:
+    """Whether :func:`predicted_crosstalk_rad` exceeds :data:`CROSSTALK_MATTERS_RAD`: the
+    criterion by which the firmware's self-calibration calibrates crosstalk too."""
+    return predicted_crosstalk_rad(layout, n_cells) > CROSSTALK_MATTERS_RAD

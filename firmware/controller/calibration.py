@@ -11,9 +11,9 @@ from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
-from photonics.selfcal import crosstalk_matters, peak_power_mW, self_calibrate
+from photonics.selfcal import peak_power_mW, self_calibrate
 from photonics.switch import FeedForwardFabric
-from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout
+from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
 
 #: The I-V sweep drives as many heaters at once as fill this fraction of the power budget: a
 #: heater's resistance rises with its current, which a driver that models power from its

@@ -8,7 +8,8 @@ from firmware.sdk import InProcessTransport, Switch, SwitchError
 from firmware.store import Store
 from photonics.errors import InvalidInputError, SettingsError
 from photonics.matching import Matching
-from photonics.selfcal import CROSSTALK_MATTERS_RAD, predicted_crosstalk_rad, worst_isolation_db
+from photonics.selfcal import worst_isolation_db
+from photonics.thermal import CROSSTALK_MATTERS_RAD, predicted_crosstalk_rad
 
 
 class Recording(InProcessTransport):
