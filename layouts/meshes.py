@@ -11,8 +11,7 @@
   ``cell_positions_um[i]``, turned along its lattice edge, its arm 0-2 on the side of face
   ``cell_faces[i, 0]``; every link is a waveguide arc between the two port-ends it joins; edge
   port ``p`` is the circuit port ``p{p}``.
-- :func:`ring_layout`: a heated add-drop ring (:class:`photonics.ring.MicroRing`) with its two
-  heater terminals wired to bond pads.
+- :func:`layouts.rings.ring_layout` (its own module): a heated add-drop ring.
 
 Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pitch_um``, column
 ``c`` starts at x = ``c * column_pitch_um``. Each layout comes with the metal nets it should have
@@ -34,11 +33,8 @@ from layouts.cells import (
     METAL,
     MZICellSettings,
     PadSettings,
-    RingCellSettings,
     bond_pad,
-    check_ring,
     heated_mzi,
-    heated_ring,
     wire,
     with_generic_pdk,
 )
@@ -47,13 +43,11 @@ from layouts.graph import (
     cell_name,
     feedforward_graph,
     mzi_name,
-    ring_graph,
     waveguide_mesh_graph,
 )
 from photonics.chip_geometry import FeedForwardGeometry
 from photonics.errors import SettingsError
 from photonics.feedforward import FeedForwardMesh
-from photonics.ring import MicroRing
 from photonics.waveguide_mesh import WaveguideMesh
 
 #: Distance (um) from a heater terminal's port into its via stack, where metal surely is.
@@ -287,7 +281,7 @@ def feedforward_layout(
     else:
         nets = _wire_feedforward(c, terminals, s.pads, mesh, pitch_x, L, margin, y_mid, pitch_y)
         n_pads = len(nets)
-    _name(c, f"{mesh.kind}_{mesh.n}{'_pads' if s.pads else ''}")
+    name_top_cell(c, f"{mesh.kind}_{mesh.n}{'_pads' if s.pads else ''}")
     return MeshLayout(c, mesh.kind, model, nets, mesh.n_mzis, n_pads)
 
 
@@ -314,7 +308,7 @@ def _shifter_name(terminal: str, mesh: FeedForwardMesh) -> str:
 _MZI_IN = re.compile(r"^mzi_c(\d+)_m(\d+)\.o1$")
 
 
-def _name(c: gf.Component, base: str) -> None:
+def name_top_cell(c: gf.Component, base: str) -> None:
     """Name the top cell ``base``, or ``base_2``, ``base_3``, ... if that name is taken."""
     name, k = base, 1
     while c.kcl.layout.cell(name) is not None:
@@ -516,51 +510,5 @@ def waveguide_mesh_layout(
             y = q.dy - PROBE_INSET_UM * math.sin(theta)
             label = f"{cell_name(i)}.{name}"
             nets.append(Net(label, (Probe(label, x, y),)))
-    _name(c, f"{mesh.kind}_mesh_{mesh.n_cells}_cells")
+    name_top_cell(c, f"{mesh.kind}_mesh_{mesh.n_cells}_cells")
     return MeshLayout(c, mesh.kind, waveguide_mesh_graph(mesh), tuple(nets), mesh.n_cells, 0)
-
-
-# --- rings ---------------------------------------------------------------------------------
-
-
-@with_generic_pdk
-def ring_layout(
-    ring: MicroRing | None = None,
-    settings: RingCellSettings | None = None,
-    pads: PadSettings | None = None,
-) -> MeshLayout:
-    """A heated add-drop ring ``ring_0`` of the model's radius, its bus ends as circuit ports
-    ``in``, ``through``, ``drop``, ``add``, and its heater terminals wired to two pads below."""
-    model = check_ring(ring or MicroRing())
-    s = settings or RingCellSettings()
-    pad = pads or PadSettings()
-    c = gf.Component()
-    ref = c.add_ref(heated_ring(model.radius_um, s.gap_um), name="ring_0")
-    for top, name in (("in", "o1"), ("through", "o2"), ("drop", "o3"), ("add", "o4")):
-        c.add_port(top, port=ref.ports[name])
-    metal = kdb.Region()
-    w, wp = pad.wire_width_um, pad.wire_pitch_um
-    bottom = min(ref.ports["l_e4"].dy, ref.ports["r_e4"].dy) - 2 * wp
-    nets = []
-    for side, name in ((-1.0, "l_e4"), (1.0, "r_e4")):
-        q = ref.ports[name]
-        x_pad = side * pad.pad_pitch_um / 2
-        y_pad = bottom - wp - pad.pad_size_um / 2
-        wire(metal, q.dx, q.dy + PROBE_INSET_UM, q.dx, bottom, w)
-        wire(metal, q.dx, bottom, x_pad, bottom, w)
-        wire(metal, x_pad, bottom, x_pad, y_pad, w)
-        pad_ref = c.add_ref(bond_pad(pad.pad_size_um), name=f"pad_ring_0.{name}")
-        pad_ref.dmove((x_pad, y_pad))
-        label = f"ring_0.{name}"
-        nets.append(
-            Net(
-                label,
-                (
-                    Probe(label, q.dx, q.dy + PROBE_INSET_UM / 2),
-                    Probe(f"pad_{label}", x_pad, y_pad),
-                ),
-            )
-        )
-    c.shapes(c.kcl.layer(*METAL)).insert(metal)
-    _name(c, f"ring_r{model.radius_um:g}".replace(".", "p"))
-    return MeshLayout(c, "ring", ring_graph(0), tuple(nets), 1, 2)

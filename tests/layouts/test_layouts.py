@@ -33,10 +33,10 @@ from layouts.meshes import (
     LayoutSettings,
     feedforward_geometry,
     feedforward_layout,
-    ring_layout,
     waveguide_mesh_layout,
 )
 from layouts.output import read_gds, render_png, write_gds
+from layouts.rings import ring_layout
 from photonics import ClementsMesh, MZIImperfections, ReckMesh
 from photonics.chip import Chip, ChipSpec
 from photonics.errors import SettingsError
