@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 
 from photonics._checks import finite
 from photonics.errors import SettingsError
-from photonics.mzi import MZIImperfections
+from photonics.mzi import MZIImperfections, extinction_ratio_db
 
 #: Wavelength at which couplers, losses and heater phases are specified, nm.
 DESIGN_WAVELENGTH_NM = 1550.0
@@ -95,3 +95,17 @@ def imperfections_at(imperfections: MZIImperfections, wavelength_nm: ArrayLike) 
         np.asarray(imperfections.loss_bar_db) * f,
         np.asarray(imperfections.loss_cross_db) * f,
     )
+
+
+def band_extinction_db(
+    imperfections: MZIImperfections, wavelengths_nm: ArrayLike
+) -> float | np.ndarray:
+    """Each cell's worst extinction ratio (dB) over ``wavelengths_nm`` (1-D, nm): what a
+    :class:`~photonics.routing.Router` given it as ``extinction_db`` predicts isolation with,
+    to route for a band rather than one wavelength. A scalar for scalar imperfections."""
+    lam = wavelengths(wavelengths_nm)
+    if lam.ndim != 1:
+        raise SettingsError(f"wavelengths_nm must be 1-D, got shape {lam.shape}")
+    at = imperfections_at(imperfections, lam[:, None])
+    worst = np.min(extinction_ratio_db(at.splitter_error_in, at.splitter_error_out), axis=0)
+    return float(worst[0]) if np.ndim(imperfections.splitter_error_in) == 0 else worst

@@ -162,13 +162,13 @@ def route(
     points), each circuit also gets its worst loss and isolation over that band."""
     import numpy as np
 
-    from photonics.dispersion import DESIGN_WAVELENGTH_NM, imperfections_at
+    from photonics.dispersion import DESIGN_WAVELENGTH_NM, band_extinction_db, imperfections_at
     from photonics.dispersion import band as band_grid
     from photonics.feedforward import FeedForwardMesh, MeshSettings
     from photonics.matching import Matching, Permutation
     from photonics.mesh_scattering import scattering
     from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
-    from photonics.routing import Router, requests_for
+    from photonics.routing import DEFAULT_EXTINCTION_DB, Router, requests_for
     from photonics.switch import FeedForwardFabric
     from photonics.waveguide_mesh import CROSS
 
@@ -206,7 +206,9 @@ def route(
     else:
         wg, inputs, outputs = geometry.mesh, list(geometry.inputs), list(geometry.outputs)
         directed = isinstance(request, Permutation)
-        result = Router(wg).route(
+        # over a band, the router predicts isolation with the cells' worst extinction there
+        ext = band_extinction_db(imperfections, band_grid(*band)) if band else DEFAULT_EXTINCTION_DB
+        result = Router(wg, extinction_db=ext).route(
             requests_for(request, (inputs, outputs) if directed else inputs), directed
         )
         if not result.ok:

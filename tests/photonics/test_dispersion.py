@@ -10,13 +10,16 @@ from photonics.chip import Chip, ChipSpec
 from photonics.dispersion import (
     DESIGN_WAVELENGTH_NM,
     band,
+    band_extinction_db,
     coupler_splitting,
     imperfections_at,
     loss_factor,
 )
 from photonics.matching import Permutation
 from photonics.mzi import MZIImperfections, extinction_ratio_db
+from photonics.routing import Router
 from photonics.selfcal import currents_for_theta, worst_isolation_db
+from photonics.switch_geometry import hexagonal_switch
 from tests.strategies import seeds
 
 C_BAND = band(1530.0, 1565.0, 8)
@@ -91,3 +94,22 @@ def test_couplers_off_the_design_wavelength_lose_extinction_and_isolation() -> N
 def test_bad_input_is_refused(call, error, words) -> None:
     with pytest.raises(error, match=words):
         call(Chip(ChipSpec(n_ports=4)))
+
+
+def test_the_router_can_predict_isolation_over_a_band() -> None:
+    typical = MZIImperfections.typical()
+    assert band_extinction_db(typical, [DESIGN_WAVELENGTH_NM]) == pytest.approx(35.0, abs=1e-6)
+    over = band_extinction_db(typical, C_BAND)
+    assert 20 < over < 30  # the couplers drift off 50:50 at the band's edges
+    chip = Chip(ChipSpec(n_ports=4, seed=2))
+    per_cell = band_extinction_db(chip.imperfections, C_BAND)
+    at_design = extinction_ratio_db(
+        chip.imperfections.splitter_error_in, chip.imperfections.splitter_error_out
+    )
+    assert per_cell.shape == (chip.mesh.n_mzis,) and np.all(per_cell <= at_design + 1e-9)
+    mesh, ends = hexagonal_switch(8)
+    requests = [(ends[0], ends[4]), (ends[1], ends[5]), (ends[2], ends[6])]
+    one = Router(mesh).route(requests)
+    band_wide = Router(mesh, extinction_db=over).route(requests)
+    assert one.ok and band_wide.ok
+    assert band_wide.isolation_db < one.isolation_db  # the same leaks, less extinction
