@@ -140,6 +140,10 @@ class EmulatedDriver:
     For tests of the controller's recovery, ``fail_after`` (an int) makes the next write apply
     only its first ``fail_after`` channels and raise :class:`DriverError`, as a driver that
     loses its link part-way would; ``delta_T_K`` is the ambient temperature above 25 C.
+
+    The chip sees every current through the driver's DAC (:meth:`_dac`: the nearest of
+    ``chip.heaters.dac_bits`` codes over full scale, 16 bits by default as a Qontrol-class
+    driver); ``currents()`` reads back the set points as written.
     """
 
     def __init__(
@@ -219,11 +223,19 @@ class EmulatedDriver:
     def currents(self) -> np.ndarray:
         return self._current.copy()
 
+    def _dac(self, current_mA: np.ndarray) -> np.ndarray:
+        """The currents the driver's DAC really puts out: each the nearest of its codes
+        (``dac_bits`` over full scale, :meth:`~photonics.thermal.Heaters.quantise`). A current
+        outside the DAC's range passes unchanged, for the chip's limit check to refuse."""
+        h = self.chip.heaters
+        inside = (current_mA >= 0) & (current_mA <= h.full_scale_mA)
+        return np.where(inside, h.quantise(current_mA), current_mA)
+
     def detect(
         self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
     ) -> np.ndarray:
         self.elapsed_s += self.read_s
-        seen = self.chip.detect(self._current, input_field, self.rng, self.delta_T_K)
+        seen = self.chip.detect(self._dac(self._current), input_field, self.rng, self.delta_T_K)
         return seen if outputs is None else seen[..., list(outputs)]
 
     def monitor(self, outputs: Sequence[int] | None = None) -> np.ndarray:
@@ -237,7 +249,8 @@ class EmulatedDriver:
         power = np.zeros(n)
         if lit.size:  # one input field per lit endpoint, alone
             fields = np.sqrt(self._launch_mW[lit])[:, None] * np.eye(n)[lit]
-            power = self.chip.detect(self._current, fields, None, self.delta_T_K).sum(axis=0)
+            current = self._dac(self._current)
+            power = self.chip.detect(current, fields, None, self.delta_T_K).sum(axis=0)
         if self.rng is not None:
             power = power + self.rng.normal(0.0, self.chip.spec.noise_floor_mW, n)
         return power
@@ -253,7 +266,7 @@ class EmulatedDriver:
             raise ShapeError(f"expected rows of {self.n_channels} currents, got {rows.shape}")
         field = np.broadcast_to(np.asarray(input_field, complex), (len(rows), self.n_detectors))
         # the chip checks the rows against its limits before it computes (or time passes)
-        seen = self.chip.detect(rows, field, self.rng, self.delta_T_K)
+        seen = self.chip.detect(self._dac(rows), field, self.rng, self.delta_T_K)
         path = np.vstack([self._current, rows, self._current])
         for old, new in itertools.pairwise(path):
             self.elapsed_s += self._time(old, new, int(np.count_nonzero(new != old)))
@@ -261,7 +274,7 @@ class EmulatedDriver:
         return seen if outputs is None else seen[:, list(outputs)]
 
     def voltage(self, rows_mA: np.ndarray) -> np.ndarray:
-        return self.chip.heater_voltage(rows_mA)
+        return self.chip.heater_voltage(self._dac(np.asarray(rows_mA, dtype=float)))
 
     def power_mW(self, current_mA: np.ndarray) -> np.ndarray:
         return self.chip.heaters.power_mW(current_mA).sum(axis=-1)

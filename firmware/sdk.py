@@ -44,6 +44,7 @@ from firmware.fabric import CircuitSchedule, Job, Link, circuit_timing
 from firmware.scpi_errors import drain_errors
 from firmware.store import Store
 from photonics import topologies
+from photonics.chip import Chip
 from photonics.errors import PswitchError, SettingsError
 from photonics.matching import Matching
 
@@ -143,6 +144,7 @@ class Switch:
         calibrated: bool = True,
         state_dir: str | Path | None = None,
         launch_mW: float | Sequence[float] = LAUNCH_MW,
+        pitch_um: tuple[float, float] | None = None,
     ) -> Switch:
         """A switch on an emulated chip in this process.
 
@@ -153,10 +155,12 @@ class Switch:
         ``calibrate()`` first); ``state_dir``: the non-volatile store's directory (None:
         nothing survives the object); ``launch_mW``: what the endpoints send into the chip, mW
         (one number for every endpoint, or one each): the light :meth:`powers` reads, the
-        emulated world's (``transport.controller.driver.launch_mW`` changes it later).
+        emulated world's (``transport.controller.driver.launch_mW`` changes it later);
+        ``pitch_um``: a feed-forward chip's (column, mode) pitch, um, e.g. ``(60, 20)`` for a
+        dense chip whose thermal crosstalk ``calibrate()`` then calibrates (None: the default).
         """
         topology = topologies.topology(mesh)
-        chip = topology.chip(ports, seed, rings)
+        chip = topology.chip(ports, seed, rings, pitch_um)
         fabric = topology.fabric(ports)
         store = None if state_dir is None else Store(state_dir)
         ring_cfg = Rings.of_chip(chip) if rings else Rings()
@@ -168,7 +172,10 @@ class Switch:
                 store.write_calibration(calibration)  # shipped in the device's memory
                 calibration = None  # the controller loads it from the store
         driver = EmulatedDriver(chip, rng=np.random.default_rng(seed), launch_mW=launch_mW)
-        controller = Controller(driver, fabric, store, ring_cfg, calibration, model, str(seed))
+        layout = chip.heater_layout if isinstance(chip, Chip) else None
+        controller = Controller(
+            driver, fabric, store, ring_cfg, calibration, model, str(seed), layout
+        )
         return cls(InProcessTransport(controller))
 
     @classmethod

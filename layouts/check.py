@@ -288,3 +288,78 @@ def layout_transfer(
         pending = left
     M = np.array([field.get(other.get(f"out{i}", OPEN), zero) for i in range(n)])
     return M * np.exp(1j * settings.output_phase)[:, None]
+
+
+# --- heaters: the layout's against the model's -------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeaterMatch:
+    """Heaters drawn against the heaters a chip model has (count, and positions in um).
+
+    ``drawn``/``expected``: how many; ``missing``: model heaters (channel numbers) with no
+    drawn heater within ``tolerance_um``; ``extra``: drawn heaters (their element names) with
+    no model heater that near; ``max_error_um``: the largest distance from a model heater to
+    its nearest drawn one."""
+
+    drawn: int
+    expected: int
+    missing: tuple[int, ...]
+    extra: tuple[str, ...]
+    max_error_um: float
+    tolerance_um: float
+
+    @property
+    def ok(self) -> bool:
+        return self.drawn == self.expected and not self.missing and not self.extra
+
+    def lines(self) -> list[str]:
+        head = f"heaters: {self.drawn} drawn, {self.expected} in the model"
+        if self.ok:
+            return [f"{head}; every one within {self.tolerance_um:g} um of its own"]
+        return [
+            f"{head}; worst position difference {self.max_error_um:.4g} um",
+            f"  model heaters not drawn: {len(self.missing)} (channels {list(self.missing[:8])}"
+            f"{' ...' if len(self.missing) > 8 else ''})",
+            f"  drawn heaters the model lacks: {len(self.extra)}",
+        ]
+
+
+def drawn_heaters_um(component: gf.Component) -> dict[str, tuple[float, float]]:
+    """Every heater the top cell draws, by instance name: the midpoint of its two terminals,
+    um: an element's heater (``e1``, ``e2``) and each phase shifter (``ps_...``, a metal
+    heater on a waveguide: ``l_e1``, ``r_e3``)."""
+    found = {}
+    for inst in component.insts:
+        names = {p.name for p in inst.ports}
+        if is_element(inst.name) and {"e1", "e2"} <= names:
+            a, b = inst.ports["e1"], inst.ports["e2"]
+        elif inst.name.startswith("ps_") and {"l_e1", "r_e3"} <= names:
+            a, b = inst.ports["l_e1"], inst.ports["r_e3"]
+        else:
+            continue
+        found[inst.name] = ((a.dx + b.dx) / 2, (a.dy + b.dy) / 2)
+    return found
+
+
+def heaters_match(
+    layout: MeshLayout, positions_um: np.ndarray, tolerance_um: float = 1.0
+) -> HeaterMatch:
+    """Compare the heaters ``layout`` draws with a chip model's heater positions
+    (``positions_um`` (H, 2), um, model frame: x east, y growing with the mode number; the
+    layout's y runs the other way, mode ``m`` at ``-m`` times the mode pitch): as sets, each
+    within ``tolerance_um`` of the other's."""
+    drawn = drawn_heaters_um(layout.component)
+    names = list(drawn)
+    at = np.array([drawn[n] for n in names]).reshape(-1, 2)
+    model = np.asarray(positions_um, dtype=float) * np.array([1.0, -1.0])
+    if not len(at) or not len(model):
+        return HeaterMatch(
+            len(at), len(model), tuple(range(len(model))), tuple(names), np.inf, tolerance_um
+        )
+    d = np.linalg.norm(model[:, None, :] - at[None, :, :], axis=-1)
+    missing = tuple(int(h) for h in np.flatnonzero(d.min(axis=1) > tolerance_um))
+    extra = tuple(names[i] for i in np.flatnonzero(d.min(axis=0) > tolerance_um))
+    return HeaterMatch(
+        len(at), len(model), missing, extra, float(d.min(axis=1).max()), tolerance_um
+    )

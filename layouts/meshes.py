@@ -11,8 +11,7 @@
   ``cell_positions_um[i]``, turned along its lattice edge, its arm 0-2 on the side of face
   ``cell_faces[i, 0]``; every link is a waveguide arc between the two port-ends it joins; edge
   port ``p`` is the circuit port ``p{p}``.
-- :func:`ring_layout`: a heated add-drop ring (:class:`photonics.ring.MicroRing`) with its two
-  heater terminals wired to bond pads.
+- :func:`layouts.rings.ring_layout` (its own module): a heated add-drop ring.
 
 Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pitch_um``, column
 ``c`` starts at x = ``c * column_pitch_um``. Each layout comes with the metal nets it should have
@@ -22,6 +21,7 @@ Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pi
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import gdsfactory as gf
@@ -33,11 +33,8 @@ from layouts.cells import (
     METAL,
     MZICellSettings,
     PadSettings,
-    RingCellSettings,
     bond_pad,
-    check_ring,
     heated_mzi,
-    heated_ring,
     wire,
     with_generic_pdk,
 )
@@ -46,12 +43,11 @@ from layouts.graph import (
     cell_name,
     feedforward_graph,
     mzi_name,
-    ring_graph,
     waveguide_mesh_graph,
 )
+from photonics.chip_geometry import FeedForwardGeometry
 from photonics.errors import SettingsError
 from photonics.feedforward import FeedForwardMesh
-from photonics.ring import MicroRing
 from photonics.waveguide_mesh import WaveguideMesh
 
 #: Distance (um) from a heater terminal's port into its via stack, where metal surely is.
@@ -137,38 +133,72 @@ class _Terminal:
     y: float
 
 
+def _channel_um(mesh: FeedForwardMesh, s: LayoutSettings, all_heaters: bool) -> float:
+    """Width of the channel between columns, um: the wires' tracks (per column, the heaters
+    above / below the middle, whose wires leave the mesh upward / downward and may share an x)
+    and, with ``all_heaters``, a phase shifter with a margin on each side."""
+    pitch_y = s.mzi.mode_pitch_um
+    wp = s.pads.wire_pitch_um if s.pads else 10.0
+    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
+    y_mid = -(mesh.n - 1) * pitch_y / 2
+    tops = [int(np.sum(-modes[columns == c] * pitch_y >= y_mid)) for c in range(mesh.n_columns)]
+    bottoms = [int(np.sum(columns == c)) - t for c, t in enumerate(tops)]
+    tracks = max(max(tops), max(bottoms))
+    channel = 2 * s.channel_margin_um + (tracks + 1) * wp
+    if all_heaters:
+        channel = max(channel, s.mzi.heater_length_um + 2 * s.channel_margin_um)
+    return channel
+
+
+def feedforward_geometry(
+    mesh: FeedForwardMesh, settings: LayoutSettings | None = None, all_heaters: bool = True
+) -> FeedForwardGeometry:
+    """The heater geometry :func:`feedforward_layout` draws ``mesh`` with: give it to
+    ``ChipSpec(geometry=...)`` and the chip model's heaters are the layout's."""
+    s = settings or LayoutSettings()
+    L = s.mzi.length_um
+    return FeedForwardGeometry(L + _channel_um(mesh, s, all_heaters), s.mzi.mode_pitch_um, L)
+
+
 @with_generic_pdk
 def feedforward_layout(
     mesh: FeedForwardMesh,
     settings: LayoutSettings | None = None,
     *,
     graph: CircuitGraph | None = None,
+    all_heaters: bool = False,
 ) -> MeshLayout:
     """The layout of a Clements or Reck mesh (see the module docstring).
 
     ``graph`` draws other connections than the model's (e.g. a tampered copy, to show that the
     check catches it); the returned layout's ``model`` is the mesh's own graph either way. Every
     connection must join an east-facing port to a west-facing port further east.
+
+    ``all_heaters`` also draws every heater of the chip model that is not an MZI's: each MZI's
+    input phase shifter (``ps_in_c{column}_m{mode}``, on its top input, centred in the channel
+    before it) and the output phase screen (``ps_out_{mode}``), each terminal its own metal
+    (wiring them to pads is not drawn: ``settings.pads`` must be None). The heaters are then
+    where :func:`feedforward_geometry` says.
     """
     s = settings or LayoutSettings()
     if not isinstance(mesh, FeedForwardMesh):
         raise SettingsError(f"expected a FeedForwardMesh, got {type(mesh).__name__}")
+    if all_heaters and s.pads is not None:
+        raise SettingsError(
+            "all_heaters draws the phase shifters unwired: give LayoutSettings(pads=None)"
+        )
     model = feedforward_graph(mesh)
     drawn = model if graph is None else graph
     cell = heated_mzi(s.mzi)
     pitch_y = s.mzi.mode_pitch_um
     L = s.mzi.length_um
-    wp = s.pads.wire_pitch_um if s.pads else 10.0
-    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
     y_mid = -(mesh.n - 1) * pitch_y / 2
-    # tracks a channel needs: per column, the heaters above / below the middle (their wires
-    # leave the mesh upward / downward and may share an x)
-    tops = [int(np.sum(-modes[columns == c] * pitch_y >= y_mid)) for c in range(mesh.n_columns)]
-    bottoms = [int(np.sum(columns == c)) - t for c, t in enumerate(tops)]
-    tracks = max(max(tops), max(bottoms))
+    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
     margin = s.channel_margin_um
-    channel = 2 * margin + (tracks + 1) * wp
+    channel = _channel_um(mesh, s, all_heaters)
     pitch_x = L + channel
+    shifter = gf.components.straight_heater_metal(length=s.mzi.heater_length_um)
+    shifters: list[tuple[str, gf.ComponentReference]] = []
 
     c = gf.Component()
     refs: dict[str, gf.ComponentReference] = {}
@@ -206,6 +236,18 @@ def feedforward_layout(
                 f"cannot draw connection {a} -- {b}: it must run from an out port (o3, o4) or "
                 "input to an in port (o1, o2) or output further east"
             )
+        centre = _shifter_centre(b, channel, pitch_x, L, mesh) if all_heaters else None
+        if centre is not None and ya == yb:  # a phase shifter on this waveguide
+            h = s.mzi.heater_length_um
+            ps = c.add_ref(shifter, name=_shifter_name(b, mesh))
+            ps.dmove((centre - h / 2, ya))
+            shifters.append((ps.name, ps))
+            for x0, x1, part in ((xa, centre - h / 2, "a"), (centre + h / 2, xb, "b")):
+                ref = c.add_ref(
+                    gf.components.straight(length=round(x1 - x0, 3)), name=f"wg_{k}{part}"
+                )
+                ref.dmove((x0, ya))
+            continue
         if ya == yb:
             piece = gf.components.straight(length=round(xb - xa, 3))
         else:
@@ -228,17 +270,45 @@ def feedforward_layout(
         for (name, ref), col in zip(refs.items(), columns, strict=True)
         for port in ("e1", "e2")
     ]
+    terminals += [
+        _Terminal(name, -1, port, ref.ports[side].dx, ref.ports[side].dy)
+        for name, ref in shifters
+        for port, side in (("e1", "l_e1"), ("e2", "r_e3"))
+    ]
     if s.pads is None:
         nets = tuple(Net(f"{t.element}.{t.port}", (_probe(t),)) for t in terminals)
         n_pads = 0
     else:
         nets = _wire_feedforward(c, terminals, s.pads, mesh, pitch_x, L, margin, y_mid, pitch_y)
         n_pads = len(nets)
-    _name(c, f"{mesh.kind}_{mesh.n}{'_pads' if s.pads else ''}")
+    name_top_cell(c, f"{mesh.kind}_{mesh.n}{'_pads' if s.pads else ''}")
     return MeshLayout(c, mesh.kind, model, nets, mesh.n_mzis, n_pads)
 
 
-def _name(c: gf.Component, base: str) -> None:
+def _shifter_centre(
+    terminal: str, channel: float, pitch_x: float, L: float, mesh: FeedForwardMesh
+) -> float | None:
+    """x (um) of the phase shifter on the waveguide that ends at ``terminal`` (an MZI's top
+    input or a circuit output), centred in the channel before it; None: none there."""
+    found = _MZI_IN.match(terminal)
+    if found:
+        return int(found.group(1)) * pitch_x - channel / 2
+    if terminal.startswith("out"):
+        return (mesh.n_columns - 1) * pitch_x + L + channel / 2
+    return None
+
+
+def _shifter_name(terminal: str, mesh: FeedForwardMesh) -> str:
+    found = _MZI_IN.match(terminal)
+    if found:
+        return f"ps_in_c{found.group(1)}_m{found.group(2)}"
+    return f"ps_out_{terminal.removeprefix('out')}"
+
+
+_MZI_IN = re.compile(r"^mzi_c(\d+)_m(\d+)\.o1$")
+
+
+def name_top_cell(c: gf.Component, base: str) -> None:
     """Name the top cell ``base``, or ``base_2``, ``base_3``, ... if that name is taken."""
     name, k = base, 1
     while c.kcl.layout.cell(name) is not None:
@@ -440,51 +510,5 @@ def waveguide_mesh_layout(
             y = q.dy - PROBE_INSET_UM * math.sin(theta)
             label = f"{cell_name(i)}.{name}"
             nets.append(Net(label, (Probe(label, x, y),)))
-    _name(c, f"{mesh.kind}_mesh_{mesh.n_cells}_cells")
+    name_top_cell(c, f"{mesh.kind}_mesh_{mesh.n_cells}_cells")
     return MeshLayout(c, mesh.kind, waveguide_mesh_graph(mesh), tuple(nets), mesh.n_cells, 0)
-
-
-# --- rings ---------------------------------------------------------------------------------
-
-
-@with_generic_pdk
-def ring_layout(
-    ring: MicroRing | None = None,
-    settings: RingCellSettings | None = None,
-    pads: PadSettings | None = None,
-) -> MeshLayout:
-    """A heated add-drop ring ``ring_0`` of the model's radius, its bus ends as circuit ports
-    ``in``, ``through``, ``drop``, ``add``, and its heater terminals wired to two pads below."""
-    model = check_ring(ring or MicroRing())
-    s = settings or RingCellSettings()
-    pad = pads or PadSettings()
-    c = gf.Component()
-    ref = c.add_ref(heated_ring(model.radius_um, s.gap_um), name="ring_0")
-    for top, name in (("in", "o1"), ("through", "o2"), ("drop", "o3"), ("add", "o4")):
-        c.add_port(top, port=ref.ports[name])
-    metal = kdb.Region()
-    w, wp = pad.wire_width_um, pad.wire_pitch_um
-    bottom = min(ref.ports["l_e4"].dy, ref.ports["r_e4"].dy) - 2 * wp
-    nets = []
-    for side, name in ((-1.0, "l_e4"), (1.0, "r_e4")):
-        q = ref.ports[name]
-        x_pad = side * pad.pad_pitch_um / 2
-        y_pad = bottom - wp - pad.pad_size_um / 2
-        wire(metal, q.dx, q.dy + PROBE_INSET_UM, q.dx, bottom, w)
-        wire(metal, q.dx, bottom, x_pad, bottom, w)
-        wire(metal, x_pad, bottom, x_pad, y_pad, w)
-        pad_ref = c.add_ref(bond_pad(pad.pad_size_um), name=f"pad_ring_0.{name}")
-        pad_ref.dmove((x_pad, y_pad))
-        label = f"ring_0.{name}"
-        nets.append(
-            Net(
-                label,
-                (
-                    Probe(label, q.dx, q.dy + PROBE_INSET_UM / 2),
-                    Probe(f"pad_{label}", x_pad, y_pad),
-                ),
-            )
-        )
-    c.shapes(c.kcl.layer(*METAL)).insert(metal)
-    _name(c, f"ring_r{model.radius_um:g}".replace(".", "p"))
-    return MeshLayout(c, "ring", ring_graph(0), tuple(nets), 1, 2)

@@ -26,13 +26,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from photonics import topologies
+from photonics.chip_geometry import FeedForwardGeometry
+from photonics.dispersion import wavelengths
 from photonics.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
     EmulatedChip,
     FabricationSpec,
     check_conditions,
 )
-from photonics.errors import SettingsError
+from photonics.errors import SettingsError, ShapeError
 from photonics.feedforward import FeedForwardMesh, MeshSettings
 from photonics.matching import Permutation
 from photonics.mzi import MZIImperfections, from_arm_phases
@@ -49,12 +51,21 @@ class ChipSpec(FabricationSpec):
 
     Geometry: MZI columns ``pitch_x_um`` apart, modes ``pitch_y_um`` apart; the defaults give
     heaters about 100 um or more from each other, a dense mesh has pitches of a few tens of um.
+    With ``both_arms`` thermal crosstalk warms both arms of every MZI (the heater on the top
+    arm's line, the other arm a mode pitch below:
+    :func:`~photonics.thermal.differential_crosstalk`); without, all of it lands on the heated
+    arm (the earlier model, which overstates a distant heater's effect). With ``geometry`` (a
+    :class:`~photonics.chip_geometry.FeedForwardGeometry`, e.g. the one a layout is drawn with,
+    :func:`layouts.meshes.feedforward_geometry`) every heater is where that geometry puts it
+    (its pitches replace ``pitch_x_um`` and ``pitch_y_um``; rings stay after the outputs).
     """
 
     n_ports: int = 8
     mesh: str = "clements"
     pitch_x_um: float = 300.0
     pitch_y_um: float = 60.0
+    both_arms: bool = False
+    geometry: FeedForwardGeometry | None = None
     output_rings: bool = False
     ring: MicroRing = field(default_factory=MicroRing)
     ring_thermal: RingThermal = field(default_factory=RingThermal)
@@ -67,6 +78,13 @@ class ChipSpec(FabricationSpec):
     POSITIVE: ClassVar[tuple[str, ...]] = (*FabricationSpec.POSITIVE, "pitch_x_um", "pitch_y_um")
 
     def __post_init__(self) -> None:
+        if self.geometry is not None:
+            if not isinstance(self.geometry, FeedForwardGeometry):
+                raise SettingsError(
+                    f"geometry must be a FeedForwardGeometry or None, got {self.geometry!r}"
+                )
+            object.__setattr__(self, "pitch_x_um", float(self.geometry.column_pitch_um))
+            object.__setattr__(self, "pitch_y_um", float(self.geometry.mode_pitch_um))
         choices = topologies.names(kind="feedforward")
         if self.mesh not in choices:
             raise SettingsError(f"mesh must be one of {', '.join(choices)}; got {self.mesh!r}")
@@ -114,18 +132,33 @@ class Chip(EmulatedChip):
     def heater_positions_um(self) -> np.ndarray:
         """(H, 2) heater centres, um: see the module docstring for the channel order."""
         s, mesh = self.spec, self.mesh
-        x0 = mesh.columns * s.pitch_x_um
-        theta = np.c_[x0 + 0.5 * s.pitch_x_um, (mesh.modes + 0.25) * s.pitch_y_um]
-        phi = np.c_[x0 + 0.15 * s.pitch_x_um, mesh.modes * s.pitch_y_um]
-        out = np.c_[
-            np.full(mesh.n, (mesh.n_columns + 0.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
-        ]
         rings = np.c_[
             np.full(mesh.n, (mesh.n_columns + 1.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
         ]
         if not s.output_rings:
             rings = rings[:0]
+        if s.geometry is not None:  # where the layout draws them
+            return np.concatenate([s.geometry.heaters_um(mesh), rings])
+        x0 = mesh.columns * s.pitch_x_um
+        # on the top arm's line with both arms modelled, else a quarter pitch below it
+        top = mesh.modes + (0.0 if s.both_arms else 0.25)
+        theta = np.c_[x0 + 0.5 * s.pitch_x_um, top * s.pitch_y_um]
+        phi = np.c_[x0 + 0.15 * s.pitch_x_um, mesh.modes * s.pitch_y_um]
+        out = np.c_[
+            np.full(mesh.n, (mesh.n_columns + 0.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
+        ]
         return np.concatenate([theta, phi, out, rings])
+
+    @property
+    def other_arms_um(self) -> np.ndarray:
+        """(K, 2) centres of the MZIs' bottom (unheated) arms, um: a mode pitch below the
+        heated top arm; none unless ``ChipSpec.both_arms``."""
+        s, mesh = self.spec, self.mesh
+        if not s.both_arms:
+            return np.zeros((0, 2))
+        if s.geometry is not None:
+            return s.geometry.other_arms_um(mesh)
+        return np.c_[(mesh.columns + 0.5) * s.pitch_x_um, (mesh.modes + 1) * s.pitch_y_um]
 
     def settings(
         self,
@@ -138,12 +171,22 @@ class Chip(EmulatedChip):
         Heater-induced phases scale as ``1550 nm / wavelength``; ``delta_T_K`` is the ambient
         temperature above the reference, K.
         """
-        return self._settings(self._phases(current_mA, delta_T_K, wavelength_nm))
+        check_conditions(delta_T_K, wavelength_nm)
+        current = self._currents(current_mA)
+        return self._settings(
+            current, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm
+        )
 
-    def _settings(self, phase: np.ndarray) -> MeshSettings:
+    def _settings(
+        self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float | np.ndarray
+    ) -> MeshSettings:
+        """Mesh phases from the heaters' total phases: an MZI's heater sets the difference of its
+        arms (``phase``, crosstalk included), its other arm carries the others' warmth."""
         K, n = self.mesh.n_mzis, self.mesh.n
-        # one heater on the top arm: arm phases (psi, 0)
-        theta, common = from_arm_phases(phase[..., :K], 0.0)
+        bottom = self._other_arm_phase(current, wavelength_nm)
+        if bottom.shape[-1] == 0:  # one arm modelled
+            bottom = np.zeros_like(phase[..., :K])
+        theta, common = from_arm_phases(phase[..., :K] + bottom, bottom)
         return MeshSettings(theta, phase[..., K : 2 * K], phase[..., 2 * K : 2 * K + n], common)
 
     def ring_shift_nm(self, current_mA: ArrayLike, delta_T_K: float = 0.0) -> np.ndarray:
@@ -164,10 +207,34 @@ class Chip(EmulatedChip):
         wavelength_nm: float = REFERENCE_WAVELENGTH_NM,
     ) -> np.ndarray:
         """Field transfer matrix (n x n, ``out = M @ in``) of the chip at these currents."""
-        return self._transfer(self._phases(current_mA, delta_T_K, wavelength_nm))
+        check_conditions(delta_T_K, wavelength_nm)
+        current = self._currents(current_mA)
+        return self._transfer(
+            current, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm
+        )
 
-    def _transfer(self, phase: np.ndarray) -> np.ndarray:
-        return self.mesh.transfer(self._settings(phase), self.imperfections)
+    def transfer_band(
+        self, current_mA: ArrayLike, wavelengths_nm: ArrayLike, delta_T_K: float = 0.0
+    ) -> np.ndarray:
+        """Field transfer matrices ``(W, n, n)`` at one setting of currents (mA, shape (H,)) for
+        each of ``W`` wavelengths (nm, 1-D), in one batched evaluation: couplers and losses
+        from :mod:`photonics.dispersion`, heater phases scaling as ``1550 nm / wavelength``."""
+        lam = wavelengths(wavelengths_nm)
+        if lam.ndim != 1:
+            raise ShapeError(f"wavelengths_nm must be 1-D, got shape {lam.shape}")
+        check_conditions(delta_T_K, REFERENCE_WAVELENGTH_NM)
+        current = self._currents(current_mA)
+        if current.ndim != 1:
+            raise ShapeError(f"transfer_band takes one setting of currents, got {current.shape}")
+        column = lam[:, None]
+        return self._transfer(current, self._phase(current, delta_T_K, column), column)
+
+    def _transfer(
+        self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float | np.ndarray
+    ) -> np.ndarray:
+        """Transfer at one wavelength, or at a column ``(W, 1)`` of them (batched)."""
+        settings = self._settings(current, phase, wavelength_nm)
+        return self.mesh.transfer(settings, self._cell_imperfections(current, wavelength_nm))
 
     def _power(
         self, current_mA: ArrayLike, field_in: np.ndarray, delta_T_K: float, wavelength_nm: float
@@ -175,7 +242,7 @@ class Chip(EmulatedChip):
         """``|M @ field_in|^2`` (mW), times each output ring's drop transmission."""
         check_conditions(delta_T_K, wavelength_nm)
         current = self._currents(current_mA)
-        M = self._transfer(self._phase(current, delta_T_K, wavelength_nm))
+        M = self._transfer(current, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm)
         power = np.abs(np.einsum("...ij,...j->...i", M, field_in)) ** 2
         if self.spec.output_rings:
             # ring phases are specified at the reference wavelength (their shift is in nm)

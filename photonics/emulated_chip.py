@@ -26,16 +26,27 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from photonics.calibration import Calibration
+from photonics.dispersion import imperfections_at
 from photonics.errors import SettingsError, ShapeError
 from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfections
 from photonics.thermal import (
     DEFAULT_DRIFT_RAD_PER_K,
     DEFAULT_P_PI_MW,
     CrosstalkModel,
+    HeaterLayout,
     Heaters,
-    crosstalk_matrix,
+    differential_crosstalk,
     total_phase,
 )
+
+#: A typical heater-induced loss of a cell, dB per rad of its heater's own phase: 0.03 dB over
+#: a full 2 pi swing. A labelled assumption: thermo-optic phase shifters add well under 0.1 dB
+#: over their range (Harris et al., Opt. Express 22, 10487 (2014)). Off by default
+#: (``FabricationSpec.heater_loss_db_per_rad`` = 0), which keeps a heater's full period the
+#: same state, as the calibration's parking assumes.
+TYPICAL_HEATER_LOSS_DB_PER_RAD = 0.005
+#: Most cells a spatially correlated variation is drawn for (a dense Cholesky factor).
+MAX_CORRELATED_CELLS = 4096
 
 #: Creation time written into a factory calibration (fixed: same seed, same file).
 FACTORY_DATE = "2026-01-01T00:00:00+00:00"
@@ -49,7 +60,11 @@ class FabricationSpec:
 
     ``loss_db`` is the mean insertion loss of a cell (an MZI), ``loss_sigma_db`` its spread
     from cell to cell, ``p_pi_spread`` the relative spread of the heaters' P_pi;
-    ``crosstalk`` the thermal crosstalk law between heaters (None: none); ``noise_floor_mW``
+    ``crosstalk`` the thermal crosstalk law between heaters (None: none);
+    ``heater_loss_db_per_rad`` a cell's extra loss per rad of its heater's own phase (0: none;
+    :data:`TYPICAL_HEATER_LOSS_DB_PER_RAD` is typical);
+    ``correlation_length_um`` (None: independent cells) makes the cells' splitter errors and
+    losses a Gaussian random field over the chip with that length scale; ``noise_floor_mW``
     the photodiodes' Gaussian noise; ``power_budget_mW`` the limit on the total heater power
     (None: ``2 p_pi_mW``, a full period, per heater, so any phase setting fits and only drive
     far beyond any setting's need is refused; inf: no limit). Every other number must be
@@ -66,6 +81,8 @@ class FabricationSpec:
     noise_floor_mW: float = 1e-6
     max_current_mA: float = 10.0
     power_budget_mW: float | None = None
+    heater_loss_db_per_rad: float = 0.0
+    correlation_length_um: float | None = None
 
     #: Fields that must be numbers >= 0, and > 0; a spec that adds fields adds their names.
     NON_NEGATIVE: ClassVar[tuple[str, ...]] = (
@@ -74,6 +91,7 @@ class FabricationSpec:
         "loss_sigma_db",
         "p_pi_spread",
         "noise_floor_mW",
+        "heater_loss_db_per_rad",
     )
     POSITIVE: ClassVar[tuple[str, ...]] = ("p_pi_mW", "max_current_mA")
 
@@ -98,6 +116,13 @@ class FabricationSpec:
             raise SettingsError(
                 f"power_budget_mW must be a number > 0, inf or None, got {budget!r}"
             )
+        length = self.correlation_length_um
+        if length is not None and (
+            isinstance(length, bool) or not isinstance(length, Real) or not 0 < length < math.inf
+        ):
+            raise SettingsError(
+                f"correlation_length_um must be a number > 0 um or None, got {length!r}"
+            )
         if self.crosstalk is not None and not isinstance(self.crosstalk, CrosstalkModel):
             raise SettingsError(
                 f"crosstalk must be a CrosstalkModel or None, got {type(self.crosstalk).__name__}"
@@ -115,9 +140,13 @@ class EmulatedChip:
 
     def __init__(self, spec: FabricationSpec, n_cells: int, n_phase_heaters: int) -> None:
         self.spec = spec
+        self._n_cells = n_cells
         rng = np.random.default_rng(spec.seed)
-        split = rng.normal(0.0, spec.splitter_sigma, (2, n_cells)).clip(-0.5, 0.5)
-        loss = np.maximum(spec.loss_db + rng.normal(0.0, spec.loss_sigma_db, n_cells), 0.0)
+        # the same draws as independent cells, correlated over the chip when asked
+        split = self._correlated(rng.normal(0.0, 1.0, (2, n_cells)))
+        split = (spec.splitter_sigma * split).clip(-0.5, 0.5)
+        loss_z = self._correlated(rng.normal(0.0, 1.0, n_cells))
+        loss = np.maximum(spec.loss_db + spec.loss_sigma_db * loss_z, 0.0)
         self.imperfections = MZIImperfections(split[0], split[1], loss, loss)
         H = n_phase_heaters
         p_pi = spec.p_pi_mW * np.maximum(1 + rng.normal(0.0, spec.p_pi_spread, H), 0.2)
@@ -148,6 +177,43 @@ class EmulatedChip:
         ``rng`` after them; None: none."""
         return None
 
+    def _correlated(self, z: np.ndarray) -> np.ndarray:
+        """Standard normal draws ``(..., n_cells)``, spatially correlated over the cells' heater
+        positions when the spec has a ``correlation_length_um``: ``L z`` with ``L`` the Cholesky
+        factor of the squared-exponential covariance ``exp(-d^2 / (2 l^2))``, so each cell's
+        spread is unchanged and near cells deviate alike (Lu et al., Opt. Express 25, 9712
+        (2017))."""
+        length = self.spec.correlation_length_um
+        if length is None:
+            return z
+        if self._n_cells > MAX_CORRELATED_CELLS:
+            raise SettingsError(
+                f"correlated variation is drawn for up to {MAX_CORRELATED_CELLS} cells, "
+                f"this chip has {self._n_cells}"
+            )
+        pos = np.asarray(self.heater_positions_um, dtype=float)[: self._n_cells]
+        d2 = ((pos[:, None, :] - pos[None, :, :]) ** 2).sum(axis=-1)
+        cov = np.exp(-d2 / (2 * length**2)) + 1e-9 * np.eye(self._n_cells)  # jitter: PD
+        return z @ np.linalg.cholesky(cov).T
+
+    def _cell_imperfections(
+        self, current: np.ndarray, wavelength_nm: float | np.ndarray
+    ) -> MZIImperfections:
+        """The cells' imperfections at checked currents and a wavelength (or a column ``(W, 1)``
+        of them): the heater-induced loss (``heater_loss_db_per_rad`` times each cell heater's
+        own phase) on top of the fabricated loss, then across the band
+        (:func:`photonics.dispersion.imperfections_at`)."""
+        imp, rate = self.imperfections, self.spec.heater_loss_db_per_rad
+        if rate:
+            extra = rate * self.heaters.own_phase(current)[..., : self._n_cells]
+            imp = MZIImperfections(
+                imp.splitter_error_in,
+                imp.splitter_error_out,
+                imp.loss_bar_db + extra,
+                imp.loss_cross_db + extra,
+            )
+        return imperfections_at(imp, wavelength_nm)
+
     @property
     def n_ports(self) -> int:
         """Number of photodiodes (switch endpoints)."""
@@ -162,13 +228,42 @@ class EmulatedChip:
         """(H, 2) heater centres, um."""
         raise NotImplementedError
 
+    @property
+    def other_arms_um(self) -> np.ndarray:
+        """(M, 2) centres of the unheated arms of heaters ``0 .. M-1``, um (none here)."""
+        return np.zeros((0, 2))
+
+    @cached_property
+    def heater_layout(self) -> HeaterLayout:
+        """Where the heaters and the MZIs' other arms are (what crosstalk depends on)."""
+        return HeaterLayout(self.heater_positions_um, self.other_arms_um)
+
     @cached_property
     def crosstalk(self) -> sp.csr_matrix | None:
-        """The chip's true thermal crosstalk matrix ``K[victim, aggressor]`` (what calibration
-        tries to learn; None without a crosstalk law)."""
+        """The chip's true thermal crosstalk matrix ``K[victim, aggressor]``: the change of what
+        each heater sets, both arms' warming counted (what calibration tries to learn; None
+        without a crosstalk law)."""
         if self.spec.crosstalk is None:
             return None
-        return crosstalk_matrix(self.heater_positions_um, self.spec.crosstalk)
+        return differential_crosstalk(self.heater_layout, self.spec.crosstalk)
+
+    def _other_arm_phase(
+        self, current: np.ndarray, wavelength_nm: float | np.ndarray
+    ) -> np.ndarray:
+        """Phase (rad, ``(..., M)``) the heaters' warmth puts on the MZIs' unheated arms, at
+        one wavelength (nm) or a column ``(W, 1)`` of them."""
+        M, A = len(self.other_arms_um), self._arm_kernel
+        if A is None:
+            return np.zeros((*np.shape(current)[:-1], M))
+        own = self.heaters.own_phase(current)
+        flat = (A @ own.reshape(-1, own.shape[-1]).T).T
+        return REFERENCE_WAVELENGTH_NM / wavelength_nm * flat.reshape((*own.shape[:-1], M))
+
+    @cached_property
+    def _arm_kernel(self) -> sp.csr_matrix | None:
+        if self.spec.crosstalk is None or len(self.other_arms_um) == 0:
+            return None
+        return self.heater_layout.arm_crosstalk(self.spec.crosstalk)
 
     # ---- heaters ----------------------------------------------------------------------------
     def _currents(self, current_mA: ArrayLike) -> np.ndarray:
@@ -179,10 +274,12 @@ class EmulatedChip:
         self.heaters.check_limits(current)
         return current
 
-    def _phase(self, current: np.ndarray, delta_T_K: float, wavelength_nm: float) -> np.ndarray:
+    def _phase(
+        self, current: np.ndarray, delta_T_K: float, wavelength_nm: float | np.ndarray
+    ) -> np.ndarray:
         """Every heater's total phase (rad) at checked currents: own heat and crosstalk (both
         scaling as ``1550 nm / wavelength``), bias and ambient drift (``delta_T_K`` above the
-        reference, K)."""
+        reference, K). A column ``(W, 1)`` of wavelengths gives one row per wavelength."""
         scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
         return total_phase(self.heaters, current, self.crosstalk, delta_T_K, scale)
 

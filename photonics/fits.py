@@ -351,11 +351,17 @@ def fit_crosstalk(aggressor_phase_rad: ArrayLike, victim_shift_rad: ArrayLike) -
 
 
 def fit_crosstalk_model(
-    distance_um: ArrayLike, coupling: ArrayLike, cutoff_um: float = 120.0
+    distance_um: ArrayLike,
+    coupling: ArrayLike,
+    cutoff_um: float = 120.0,
+    other_arm_distance_um: ArrayLike | None = None,
 ) -> CrosstalkModel:
     """Fit the published distance law ``p1 e^{-p2 d} + p3 d + p4`` (see
     :class:`photonics.thermal.CrosstalkModel`) to measured pair couplings at distances ``d`` (um).
 
+    With ``other_arm_distance_um`` (the aggressor's distance to each victim's other arm, um;
+    ``inf`` for a victim on a lone waveguide) a coupling is the law at ``d`` less the law
+    there, as :func:`photonics.thermal.differential_crosstalk` predicts it.
     A robust (soft-L1) least squares, so a few pairs spoiled by second-order effects do not pull
     the law; the law then gives every pair's coupling from the layout. Needs at least 4 pairs.
     """
@@ -363,11 +369,18 @@ def fit_crosstalk_model(
     if d.size < 4:
         raise FitError(f"fit_crosstalk_model needs at least 4 pairs, got {d.size}")
     scale = float(np.median(d))
+    other = np.full(d.shape, np.inf)
+    if other_arm_distance_um is not None:
+        other = np.broadcast_to(np.asarray(other_arm_distance_um, dtype=float), d.shape)
+    two = np.isfinite(other)
+    d_other = np.where(two, other, 0.0)
 
     def residual(x: np.ndarray) -> np.ndarray:
-        return x[0] * np.exp(-x[1] * d / scale) + x[2] * d / scale + x[3] - k
+        law = x[0] * np.exp(-x[1] * d / scale) + x[2] * d / scale + x[3]
+        at_other = x[0] * np.exp(-x[1] * d_other / scale) + x[2] * d_other / scale + x[3]
+        return law - np.where(two, at_other, 0.0) - k
 
-    start = np.array([max(float(k.max()), 1e-6) * np.e, 1.0, 0.0, 0.0])
+    start = np.array([max(float(np.abs(k).max()), 1e-6) * np.e, 1.0, 0.0, 0.0])
     lower, upper = [0.0, 0.0, -np.inf, -np.inf], [np.inf, 50.0, np.inf, np.inf]
     fit = least_squares(
         residual,

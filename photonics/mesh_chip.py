@@ -33,7 +33,12 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from photonics.emulated_chip import REFERENCE_WAVELENGTH_NM, EmulatedChip, FabricationSpec
+from photonics.emulated_chip import (
+    REFERENCE_WAVELENGTH_NM,
+    EmulatedChip,
+    FabricationSpec,
+    check_conditions,
+)
 from photonics.errors import PortError, SettingsError
 from photonics.mesh_scattering import (
     DEFAULT_N_EFF,
@@ -58,7 +63,7 @@ class MeshChipSpec(FabricationSpec):
     the names): the fabrication settings of :class:`~photonics.emulated_chip.FabricationSpec`
     (``loss_db`` is the mean insertion loss of a cell) and ``waveguide_loss_db_per_cm``, the
     links' propagation loss. At the default 811 um unit length neighbouring cells are 702 um
-    apart, beyond the default crosstalk law's 120 um reach; a dense mesh (small
+    apart, beyond the default crosstalk law's 132 um reach; a dense mesh (small
     ``unit_length_um``) has crosstalk."""
 
     waveguide_loss_db_per_cm: float = DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM
@@ -155,7 +160,9 @@ class MeshChip(EmulatedChip):
         inputs: np.ndarray,
     ) -> np.ndarray:
         """``S[..., outputs][..., inputs]`` at these currents."""
-        psi = self._phases(current_mA, delta_T_K, wavelength_nm)
+        check_conditions(delta_T_K, wavelength_nm)
+        current = self._currents(current_mA)
+        psi = self._phase(current, delta_T_K, wavelength_nm)
         g = link_transmission(
             self.mesh.unit_length_um,
             wavelength_nm,
@@ -166,7 +173,7 @@ class MeshChip(EmulatedChip):
         # one heater on the top arm: arm phases (psi, 0); light circulating in the loops meets a
         # cell again, so its common phase is kept
         theta, common = from_arm_phases(psi, 0.0)
-        cells = imperfect_transfer(theta, 0.0, self.imperfections)
+        cells = imperfect_transfer(theta, 0.0, self._cell_imperfections(current, wavelength_nm))
         cells = cells * np.exp(1j * common)[..., None, None]
         return self._solver.solve(cells, g, outputs, inputs)
 

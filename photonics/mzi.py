@@ -189,10 +189,12 @@ class MZIImperfections:
         return cls(float(e[0]), float(e[1]), loss_db, loss_db)
 
     def check_count(self, n_mzi: int) -> None:
-        """Raise :class:`ShapeError` unless every field broadcasts to ``n_mzi`` elements."""
+        """Raise :class:`ShapeError` unless every field broadcasts to ``n_mzi`` elements: a
+        scalar, ``(n_mzi,)``, or either behind leading batch axes (e.g. one row per
+        wavelength, :func:`photonics.dispersion.imperfections_at`)."""
         for f in fields(self):
             shape = np.shape(getattr(self, f.name))
-            if shape not in ((), (n_mzi,)):
+            if shape[-1:] not in ((), (1,), (n_mzi,)) or (len(shape) == 1 and shape != (n_mzi,)):
                 raise ShapeError(f"{f.name} has shape {shape}; expected a scalar or ({n_mzi},)")
 
 

@@ -42,10 +42,11 @@ from photonics.mzi import arm_phases
 from photonics.progress import Progress, steps
 from photonics.thermal import (
     DEFAULT_P_PI_MW,
+    HeaterLayout,
     Heaters,
-    crosstalk_matrix,
     current_for_power,
     currents_for_phase,
+    differential_crosstalk,
 )
 
 Measure = Callable[[np.ndarray, int], np.ndarray]
@@ -179,6 +180,7 @@ class _Rig:
     p_max: float
     sweep_points: int
     prior: Calibration | None = None  # with crosstalk: measure with it compensated
+    max_current_mA: float = np.inf
 
     @property
     def floor(self) -> float:
@@ -188,7 +190,9 @@ class _Rig:
         return 0.15 * self.p_max if compensating else 0.0
 
     def current(self, channel: int, power_mW: np.ndarray | float) -> np.ndarray:
-        return current_for_power(power_mW, self.c[channel], self.a[channel])
+        # the fitted resistance is off by the DAC's rounding: never ask beyond the limit
+        found = current_for_power(power_mW, self.c[channel], self.a[channel])
+        return np.minimum(found, self.max_current_mA)
 
     def read(self, rows: np.ndarray, port: int) -> np.ndarray:
         """Measure, first undoing the known crosstalk among the MZIs' internal heaters: each
@@ -201,7 +205,9 @@ class _Rig:
             own = np.linalg.solve(np.eye(n) + self.prior.crosstalk[:n, :n], wanted.T).T
             power = np.clip(own * p_pi / np.pi, 0, self.p_max)  # heaters only heat, within limits
             rows = rows.copy()
-            rows[:, :n] = current_for_power(power, self.c[:n], self.a[:n])
+            rows[:, :n] = np.minimum(
+                current_for_power(power, self.c[:n], self.a[:n]), self.max_current_mA
+            )
         return np.asarray(self.measure(rows, port), dtype=float)
 
     def sweep(self, base: np.ndarray, channel: int, powers: np.ndarray, port: int) -> np.ndarray:
@@ -239,12 +245,14 @@ class _Rig:
 
 
 def _park(bias_rad: float, p_pi_mW: float, p_max_mW: float) -> float:
-    """Power (mW) that holds an MZI at bar; lifted by a full period (2 P_pi, the same state) when
-    it would be nearly cold, so crosstalk compensation has room to turn it down."""
+    """Power (mW) that holds an MZI at bar; lifted by a full period (2 P_pi, the same state)
+    when that leaves crosstalk compensation more room both ways, down (its neighbours warm it)
+    and up (a neighbour nearer its other arm cools its difference, section 5.1 of
+    docs/physics.md): the larger of the two powers' smaller margins."""
     power = float(np.mod(-bias_rad, 2 * np.pi) * p_pi_mW / np.pi)
-    return (
-        power + 2 * p_pi_mW if power < 0.5 * p_pi_mW and power + 2 * p_pi_mW <= p_max_mW else power
-    )
+    lifted = power + 2 * p_pi_mW
+    room = min(power, p_max_mW - power)
+    return lifted if lifted <= p_max_mW and min(lifted, p_max_mW - lifted) > room else power
 
 
 def peak_power_mW(prior: Calibration, n_mzis: int, p_max_mW: float) -> float:
@@ -306,7 +314,7 @@ def calibrate_mesh(
     a = np.array([f.a_ohm_per_mA2 for f in fits])
     c = np.array([f.c_ohm for f in fits])
     p_max = float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
-    rig = _Rig(mesh, counted, a, c, p_max, sweep_points, prior)
+    rig = _Rig(mesh, counted, a, c, p_max, sweep_points, prior, max_current_mA)
 
     base = np.zeros(n_heaters)
     if prior is not None:  # park every MZI at its bar, with headroom for the compensation
@@ -356,6 +364,7 @@ def calibrate_crosstalk(
     radius_um: float = 120.0,
     sweep_points: int = 41,
     progress: Progress | None = None,
+    other_arm_um: np.ndarray | None = None,
 ) -> Calibration:
     """Thermal crosstalk among the MZIs' internal heaters, by pairwise aggressor/victim sweeps.
 
@@ -368,7 +377,9 @@ def calibrate_crosstalk(
     ``positions_um``, (H, 2) um) is measured, the per-pair couplings come from
     :func:`fit_crosstalk`, and the published distance law fitted to them robustly
     (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks the victim's
-    light through the warmed mesh around it, which spoils a few pairs. Returns ``calibration``
+    light through the warmed mesh around it, which spoils a few pairs. With ``other_arm_um``
+    ((n_mzis, 2) um, each MZI's unheated arm) the law is fitted, and applied, to both arms
+    (:func:`~photonics.thermal.differential_crosstalk`). Returns ``calibration``
     with ``crosstalk`` set (internal heaters only). ``progress`` (:mod:`photonics.progress`)
     follows the victims.
     """
@@ -385,7 +396,7 @@ def calibrate_crosstalk(
     distance = np.linalg.norm(pos[:, None, :] - pos[None, :, :], axis=-1)
     measured = np.zeros((n_mzis, n_mzis), bool)
     for v in steps("crosstalk sweeps", range(n_mzis), progress):
-        rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points)
+        rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points, None, max_current_mA)
         m, p_pi = int(mesh.modes[v]), calibration.p_pi_mW[v]
         on_path = (mesh.columns < mesh.columns[v]) & ((mesh.modes == m) | (mesh.modes + 1 == m))
         probe = probe_of(mesh, v)
@@ -409,9 +420,14 @@ def calibrate_crosstalk(
             shift[v, a, 0] = np.angle(np.exp(1j * (heated - cold))) / own_change
             measured[v, a] = True
     pairs = fit_crosstalk(np.array([1.0]), shift)[:n_mzis, :n_mzis]
-    law = fit_crosstalk_model(distance[measured], pairs[measured], cutoff_um=radius_um)
+    other = np.zeros((0, 2)) if other_arm_um is None else np.asarray(other_arm_um, float)
+    layout = HeaterLayout(pos, other[:n_mzis])
+    d_other = np.full(distance.shape, np.inf)
+    if len(other):
+        d_other = np.linalg.norm(other[:n_mzis, None, :] - pos[None, :, :], axis=-1)
+    law = fit_crosstalk_model(distance[measured], pairs[measured], radius_um, d_other[measured])
     K = np.zeros((H, H))
-    K[:n_mzis, :n_mzis] = crosstalk_matrix(pos, law).toarray()
+    K[:n_mzis, :n_mzis] = differential_crosstalk(layout, law).toarray()
     return replace(calibration, crosstalk=K)
 
 
@@ -424,22 +440,41 @@ def self_calibrate(
     positions_um: np.ndarray | None = None,
     chip_id: str = "chip",
     progress: Progress | None = None,
+    other_arm_um: np.ndarray | None = None,
+    iv_group: int = IV_GROUP,
 ) -> SelfCalibration:
     """The whole procedure: :func:`calibrate_mesh`; then, given the heaters' layout
-    ``positions_um`` ((H, 2) um), :func:`calibrate_crosstalk` and a second
-    :func:`calibrate_mesh` with that crosstalk compensated (whose biases no longer carry the
-    neighbours' warmth). ``progress`` follows each of them."""
-    first = calibrate_mesh(
-        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, progress=progress
-    )
+    ``positions_um`` ((H, 2) um; with ``other_arm_um``, the MZIs' unheated arms),
+    :func:`calibrate_crosstalk` and a second :func:`calibrate_mesh` with that crosstalk
+    compensated (whose biases no longer carry the neighbours' warmth). ``progress`` follows
+    each of them; ``iv_group`` as in :func:`calibrate_mesh`."""
+
+    def mesh_calibration(prior: Calibration | None = None) -> SelfCalibration:
+        return calibrate_mesh(
+            mesh,
+            measure,
+            voltage,
+            n_heaters,
+            max_current_mA,
+            chip_id,
+            progress=progress,
+            prior=prior,
+            iv_group=iv_group,
+        )
+
+    first = mesh_calibration()
     if positions_um is None:
         return first
     coupled = calibrate_crosstalk(
-        mesh, measure, first.calibration, positions_um, max_current_mA, progress=progress
+        mesh,
+        measure,
+        first.calibration,
+        positions_um,
+        max_current_mA,
+        progress=progress,
+        other_arm_um=other_arm_um,
     )
-    second = calibrate_mesh(
-        mesh, measure, voltage, n_heaters, max_current_mA, chip_id, progress=progress, prior=coupled
-    )
+    second = mesh_calibration(coupled)
     return replace(second, measurements=first.measurements + second.measurements)
 
 
@@ -461,7 +496,16 @@ def route_quality(
         signal = P[out, np.arange(n)]
         error = np.abs(10 * np.log10(signal / chip.ideal_path_power(perm)))
         worst_err = max(worst_err, float(error.max()))
-        for i in range(n):
-            leak = np.delete(P[out[i]], i).max()
-            worst_iso = min(worst_iso, float(10 * np.log10(signal[i] / leak)))
+        worst_iso = min(worst_iso, worst_isolation_db(P, perm))
     return worst_err, worst_iso
+
+
+def worst_isolation_db(power: np.ndarray, perm: Permutation) -> float:
+    """Worst port isolation (dB) of a routed permutation, from the power transfer ``power``
+    ([..., out, in], e.g. ``|M|^2``; leading axes, e.g. wavelengths, are searched too): each
+    routed output's signal over the strongest other input reaching it."""
+    n = len(perm.targets)
+    rows = np.asarray(power)[..., np.array(perm.targets), :]  # row i: input i's output
+    signal = np.diagonal(rows, axis1=-2, axis2=-1)
+    leak = np.where(np.eye(n, dtype=bool), 0.0, rows).max(axis=-1)
+    return float(np.min(10 * np.log10(signal / leak)))

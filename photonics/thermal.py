@@ -7,15 +7,18 @@ Model of each heater ``h`` (units: current mA, resistance ohm, power mW, phase r
     phi   = pi P / P_pi                             (own phase, linear in power)
     total = (1 + K) phi + bias + drift * (T - T0)   (K: thermal crosstalk, zero diagonal)
 
-Thermal crosstalk follows the published form (Teofilovic et al., JLT 42, 7816 (2024)): a heater at
-distance d (um) from an aggressor picks up ``p1 e^{-p2 d} + p3 d + p4`` of the aggressor's phase,
-clipped at zero and cut off where the fitted form no longer holds. Dynamics are first order with a
+Thermal crosstalk follows the published form (Teofilovic et al., JLT 42, 7816 (2024)): a waveguide
+at distance d (um) from an aggressor heater picks up ``p1 e^{-p2 d} + p3 d + p4`` of the
+aggressor's phase, clipped at zero and ending where it falls below :data:`NEGLIGIBLE_CROSSTALK`.
+An MZI's heater sets the difference of its two arms, and a distant heater warms both: the
+crosstalk it sees is the kernel at its heated arm less the kernel at its other arm
+(:func:`differential_crosstalk`). Dynamics are first order with a
 per-heater time constant tau (5.6 us for TiN heaters, Jacques et al., Opt. Express 27, 10456).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,31 +43,60 @@ DEFAULT_DAC_BITS = 16
 DEFAULT_DRIFT_RAD_PER_K = 0.003
 
 
+#: Crosstalk below this fraction of the aggressor's phase is neglected: where the kernel's
+#: reach ends (:attr:`CrosstalkModel.reach_um`). 1e-4 of a full 2 pi is 0.6 mrad.
+NEGLIGIBLE_CROSSTALK = 1e-4
+#: Farthest reach searched for a kernel that never falls below the negligible level, um.
+MAX_REACH_UM = 10_000.0
+
+
 @dataclass(frozen=True)
 class CrosstalkModel:
-    """Fraction of an aggressor's phase seen by a victim at distance ``d`` (um):
-    ``max(0, p1 e^{-p2 d} + p3 d + p4)`` for ``0 < d <= cutoff_um``, else 0.
+    """Fraction of an aggressor's phase seen by a waveguide at distance ``d`` (um):
+    ``max(0, p1 e^{-p2 d} + p3 d + p4)`` for ``0 < d <= reach_um``, else 0.
 
-    Defaults: about 11 % at 20 um, 2.5 % at 50 um, 0.2 % at 100 um, none beyond 120 um; plausible
-    for heaters without isolation trenches. Calibrate the real chip's values.
+    ``cutoff_um``: where the law ends (a fitted law holds only where it was measured); None:
+    where it falls below :data:`NEGLIGIBLE_CROSSTALK` for good. Defaults: about 11 % at 20 um,
+    2.5 % at 50 um, 0.2 % at 100 um, below 1e-4 beyond 133 um; plausible for heaters without
+    isolation trenches. Calibrate the real chip's values.
     """
 
     p1: float = 0.3
     p2_per_um: float = 0.05
     p3_per_um: float = -1e-5
     p4: float = 1e-3
-    cutoff_um: float = 120.0
+    cutoff_um: float | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            finite(f.name, getattr(self, f.name))
-        if self.cutoff_um < 0:
+            if f.name != "cutoff_um" or self.cutoff_um is not None:
+                finite(f.name, getattr(self, f.name))
+        if self.cutoff_um is not None and self.cutoff_um < 0:
             raise SettingsError(f"cutoff_um must be >= 0, got {self.cutoff_um}")
+        if self.cutoff_um is None and self.law(MAX_REACH_UM) >= NEGLIGIBLE_CROSSTALK:
+            raise SettingsError(
+                f"the crosstalk law stays above {NEGLIGIBLE_CROSSTALK:g} up to {MAX_REACH_UM:g} "
+                "um: give it a cutoff_um"
+            )
+
+    def law(self, distance_um: ArrayLike) -> np.ndarray:
+        """The fitted form ``p1 e^{-p2 d} + p3 d + p4``, unclipped."""
+        d = np.asarray(distance_um, dtype=float)
+        return self.p1 * np.exp(-self.p2_per_um * d) + self.p3_per_um * d + self.p4
+
+    @property
+    def reach_um(self) -> float:
+        """Distance beyond which the law is 0 (um): ``cutoff_um``, or the last distance (0.5 um
+        steps) where the law is still at or above :data:`NEGLIGIBLE_CROSSTALK`."""
+        if self.cutoff_um is not None:
+            return float(self.cutoff_um)
+        grid = np.arange(0.0, MAX_REACH_UM + 0.5, 0.5)
+        above = np.flatnonzero(self.law(grid) >= NEGLIGIBLE_CROSSTALK)
+        return float(grid[above[-1]]) if above.size else 0.0
 
     def coupling(self, distance_um: ArrayLike) -> np.ndarray:
         d = finite("distance_um", distance_um)
-        k = self.p1 * np.exp(-self.p2_per_um * d) + self.p3_per_um * d + self.p4
-        return np.where((d > 0) & (d <= self.cutoff_um), np.maximum(k, 0.0), 0.0)
+        return np.where((d > 0) & (d <= self.reach_um), np.maximum(self.law(d), 0.0), 0.0)
 
 
 def crosstalk_matrix(positions_um: ArrayLike, model: CrosstalkModel) -> sp.csr_matrix:
@@ -75,7 +107,7 @@ def crosstalk_matrix(positions_um: ArrayLike, model: CrosstalkModel) -> sp.csr_m
         raise ShapeError(f"positions_um must have shape (H, 2), got {pos.shape}")
     from scipy.spatial import cKDTree
 
-    pairs = cKDTree(pos).query_pairs(model.cutoff_um, output_type="ndarray")
+    pairs = cKDTree(pos).query_pairs(model.reach_um, output_type="ndarray")
     d = np.linalg.norm(pos[pairs[:, 0]] - pos[pairs[:, 1]], axis=1)
     k = model.coupling(d)
     rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
@@ -279,3 +311,85 @@ def settling_time_s(tau_s: ArrayLike, tolerance: float = 1e-3) -> float:
     if not 0 < tolerance < 1:
         raise SettingsError(f"tolerance must be in (0, 1), got {tolerance}")
     return float(np.max(finite("tau_s", tau_s)) * np.log(1 / tolerance))
+
+
+# ---- crosstalk on both arms of an MZI --------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class HeaterLayout:
+    """Where a chip's heaters are, um: ``positions_um`` (H, 2), each heater's centre on the
+    waveguide it heats; ``other_arm_um`` (M, 2), M <= H, the centre of the unheated arm of
+    heaters ``0 .. M-1`` (each an MZI's heater on one arm; the rest heat a lone waveguide)."""
+
+    positions_um: np.ndarray
+    other_arm_um: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+
+    def __post_init__(self) -> None:
+        for name in ("positions_um", "other_arm_um"):
+            arr = finite(name, getattr(self, name)).copy()
+            if arr.ndim != 2 or arr.shape[1] != 2:
+                raise ShapeError(f"{name} must have shape (N, 2), got {arr.shape}")
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        if len(self.other_arm_um) > len(self.positions_um):
+            raise ShapeError(
+                f"{len(self.other_arm_um)} other arms for {len(self.positions_um)} heaters"
+            )
+
+    def arm_crosstalk(self, model: CrosstalkModel) -> sp.csr_matrix:
+        """``A`` (M x H): the fraction of heater ``h``'s own phase that reaches the other arm of
+        heater ``m``; zero for ``h = m``, whose warmth of its own other arm is part of its
+        measured (differential) P_pi."""
+        from scipy.spatial import cKDTree
+
+        M, H = len(self.other_arm_um), len(self.positions_um)
+        if M == 0:
+            return sp.csr_matrix((0, H))
+        near = cKDTree(self.other_arm_um).sparse_distance_matrix(
+            cKDTree(self.positions_um), model.reach_um, output_type="coo_matrix"
+        )
+        keep = near.row != near.col
+        k = model.coupling(near.data[keep])
+        return sp.csr_matrix((k, (near.row[keep], near.col[keep])), shape=(M, H))
+
+    def crosstalk(self, model: CrosstalkModel) -> sp.csr_matrix:
+        """:func:`differential_crosstalk` of this layout."""
+        return differential_crosstalk(self, model)
+
+
+def differential_crosstalk(layout: HeaterLayout, model: CrosstalkModel) -> sp.csr_matrix:
+    """``K`` (H x H, zero diagonal): the phase ``K[v, a]`` (per rad of heater ``a``'s own phase)
+    that heater ``a``'s warmth adds to what heater ``v`` sets: the kernel at ``v``'s waveguide
+    less, for an MZI's heater, the kernel at its other arm. Both arms of a distant MZI warm
+    about equally, so its differential crosstalk is small; an aggressor nearer the other arm
+    gives a negative one."""
+    K = crosstalk_matrix(layout.positions_um, model)
+    A = layout.arm_crosstalk(model)
+    if A.shape[0] == 0:
+        return K
+    pad = sp.vstack([A, sp.csr_matrix((K.shape[0] - A.shape[0], K.shape[1]))])
+    return (K - pad).tocsr()
+
+
+#: Crosstalk phase (rad) above which self-calibration (``CAL:RUN``) also calibrates crosstalk:
+#: a phase error this large alone limits an MZI's extinction to 20 log10(1 / sin(0.05)) = 26 dB,
+#: below the typical 35 dB of its couplers (docs/physics.md).
+CROSSTALK_MATTERS_RAD = 0.1
+
+
+def predicted_crosstalk_rad(
+    layout: HeaterLayout, n_cells: int, model: CrosstalkModel | None = None
+) -> float:
+    """The worst crosstalk phase (rad) a cell's heater would see by the nominal kernel
+    (``model``, default the published law of :class:`CrosstalkModel`) from the layout alone:
+    every other cell's heater at pi of own phase, ``pi max_v sum_a |K[v, a]|`` over the cells'
+    heaters (channels ``0 .. n_cells - 1``)."""
+    K = differential_crosstalk(layout, model or CrosstalkModel()).tocsr()[:n_cells, :n_cells]
+    return float(np.pi * np.abs(K).sum(axis=1).max()) if n_cells else 0.0
+
+
+def crosstalk_matters(layout: HeaterLayout, n_cells: int) -> bool:
+    """Whether :func:`predicted_crosstalk_rad` exceeds :data:`CROSSTALK_MATTERS_RAD`: the
+    criterion by which the firmware's self-calibration calibrates crosstalk too."""
+    return predicted_crosstalk_rad(layout, n_cells) > CROSSTALK_MATTERS_RAD

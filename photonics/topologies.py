@@ -20,7 +20,7 @@ geometry, chip or fabric is first made, so the command line can list the names c
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from photonics.errors import PortError, SettingsError
@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # imported where used: the chips look their meshes up here
     from photonics.waveguide_mesh import WaveguideMesh
 
 Kind = Literal["feedforward", "recirculating"]
+#: A feed-forward chip's (column, mode) pitch, um.
+Pitch = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -46,15 +48,26 @@ class Geometry:
     outputs: tuple[int, ...] = ()
 
 
-def _feedforward_chip(topology: Topology, ports: int, seed: int, rings: bool) -> Chip:
+def _feedforward_chip(
+    topology: Topology, ports: int, seed: int, rings: bool, pitch_um: Pitch | None = None
+) -> Chip:
     from photonics.chip import Chip, ChipSpec
 
-    return Chip(ChipSpec(n_ports=ports, mesh=topology.name, seed=seed, output_rings=rings))
+    spec = ChipSpec(n_ports=ports, mesh=topology.name, seed=seed, output_rings=rings)
+    if pitch_um is not None:
+        spec = replace(spec, pitch_x_um=pitch_um[0], pitch_y_um=pitch_um[1])
+    return Chip(spec)
 
 
-def _mesh_chip(topology: Topology, ports: int, seed: int, rings: bool) -> MeshChip:
+def _mesh_chip(
+    topology: Topology, ports: int, seed: int, rings: bool, pitch_um: Pitch | None = None
+) -> MeshChip:
     from photonics.mesh_chip import MeshChip, MeshChipSpec
 
+    if pitch_um is not None:
+        raise SettingsError(
+            f"pitch_um sets a feed-forward chip's column and mode pitch, not {topology.name}'s"
+        )
     if rings:
         raise SettingsError(f"rings are modeled on feed-forward chips only, not {topology.name}")
     geometry = topology.geometry(ports)
@@ -86,8 +99,8 @@ class Topology:
     - ``geometry(ports)``: its mesh and endpoints for that many ports;
     - ``directed``: endpoints send on one port and receive on another (a permutation switch,
       which routes permutations, not matchings, and cannot be an emulated matching switch);
-    - ``make_chip(topology, ports, seed, rings)``, ``make_fabric(geometry)``: its emulated chip
-      and its planner;
+    - ``make_chip(topology, ports, seed, rings, pitch_um)``, ``make_fabric(geometry)``: its
+      emulated chip and its planner;
     - ``layout``: ``"module:function"`` of its gdsfactory builder, called as
       ``builder(geometry.mesh, settings)``.
     """
@@ -98,7 +111,9 @@ class Topology:
     ports: tuple[int, int]
     default_ports: int
     geometry: Callable[[int], Geometry]
-    make_chip: Callable[[Topology, int, int, bool], Chip | MeshChip] = field(repr=False)
+    make_chip: Callable[[Topology, int, int, bool, Pitch | None], Chip | MeshChip] = field(
+        repr=False
+    )
     make_fabric: Callable[[Geometry], Fabric] = field(repr=False)
     directed: bool = False
     layout: str = ""
@@ -119,15 +134,18 @@ class Topology:
             raise PortError(f"a {self.name} switch has {span} ports, got {ports!r}")
         return ports
 
-    def chip(self, ports: int, seed: int = 0, rings: bool = False) -> Chip | MeshChip:
+    def chip(
+        self, ports: int, seed: int = 0, rings: bool = False, pitch_um: Pitch | None = None
+    ) -> Chip | MeshChip:
         """Its emulated chip for ``ports`` endpoints, fabrication drawn from ``seed``, with
-        add-drop rings before the photodiodes when ``rings`` (feed-forward only)."""
+        add-drop rings before the photodiodes when ``rings`` (feed-forward only); ``pitch_um``:
+        a feed-forward chip's (column, mode) pitch, um (None: the default, sparse one)."""
         if self.directed:
             raise SettingsError(
                 f"{self.name} is a permutation switch (inputs and outputs apart); an emulated "
                 f"switch needs endpoints that send and receive: {', '.join(names(directed=False))}"
             )
-        return self.make_chip(self, self.check_ports(ports), seed, rings)
+        return self.make_chip(self, self.check_ports(ports), seed, rings, pitch_um)
 
     def fabric(self, ports: int) -> Fabric:
         """Its planner for ``ports`` endpoints."""

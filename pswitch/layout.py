@@ -99,7 +99,8 @@ def build(mesh: str, ports: int | None, pads: bool) -> Any:
     """The :class:`layouts.meshes.MeshLayout` of the registered topology ``mesh`` for
     ``ports`` (its own builder on its mesh), or of the ring."""
     from layouts.cells import PadSettings
-    from layouts.meshes import LayoutSettings, ring_layout
+    from layouts.meshes import LayoutSettings
+    from layouts.rings import ring_layout
 
     if ports is None:
         return ring_layout()

@@ -7,7 +7,9 @@ them. Powers are predicted for cells at the published typical figures (35 dB ext
 0.5 dB loss): the transfer matrix of a feed-forward mesh, the scattering solve (loops
 included) of a recirculating one. A circuit's isolation is its output's power from its own
 input over the most from any other lit input: n/a (null in JSON) when no other input is lit.
-An output that gets no light at all reads "dark" (null in JSON).
+An output that gets no light at all reads "dark" (null in JSON). With --band, the same
+predictions across a band of wavelengths (couplers, losses and heater phases at each
+wavelength, photonics.dispersion): each circuit's worst loss and isolation over the band.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ EXAMPLES = """examples:
   pswitch route 0-9 3-12 --mesh hexagonal --ports 16
   pswitch route --perm 5,4,3,2,1,0 --mesh switch6x6   the 6x6 switch's hexagonal mesh
   pswitch route 0-1 2-3 --json > settings.json
+  pswitch route 0-5 1-3 2-4 --band 1530:1565:8   worst isolation over the C band, 8 points
 """
 
 
@@ -62,6 +65,20 @@ def _perm(text: str) -> list[int | None]:
     return out
 
 
+def _band(text: str) -> tuple[float, float, int]:
+    found = re.fullmatch(r"\s*([\d.]+)\s*:\s*([\d.]+)\s*:\s*(\d+)\s*", text)
+    if found is None:
+        raise argparse.ArgumentTypeError(
+            f"a band is START:STOP:POINTS in nm, e.g. 1530:1565:8; got {text!r}"
+        )
+    start, stop, points = float(found.group(1)), float(found.group(2)), int(found.group(3))
+    if not (1000 <= start <= stop <= 2000 and 1 <= points <= 1000):
+        raise argparse.ArgumentTypeError(
+            f"a band runs within 1000..2000 nm from low to high with 1..1000 points; got {text!r}"
+        )
+    return start, stop, points
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``route`` to the ``pswitch`` subcommands."""
     parser = sub.add_parser(
@@ -86,6 +103,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=None,
         help="switch ports (default: the permutation's length, or the mesh's own: 8 for "
         "clements, reck and hexagonal)",
+    )
+    parser.add_argument(
+        "--band",
+        type=_band,
+        default=None,
+        metavar="START:STOP:POINTS",
+        help="also predict over this band of wavelengths, nm (e.g. 1530:1565:8)",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(run=run)
@@ -126,18 +150,25 @@ def _circuits(request: Matching | Permutation) -> list[tuple[int, int]]:
     return [c for a, b in request.pairs for c in ((a, b), (b, a))]
 
 
-def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
+def route(
+    mesh_name: str,
+    request: Matching | Permutation,
+    band: tuple[float, float, int] | None = None,
+) -> dict[str, Any]:
     """Route ``request`` on ``mesh_name``: settings, circuits and predicted powers (dB) as
     data. ``powers_db[out][in]``: power reaching output ``out`` from input ``in`` lit alone
     (1 mW in, dBm), None for dark inputs and dark outputs. A circuit's isolation is None
-    when no other input is lit (``isolation_note`` says so)."""
+    when no other input is lit (``isolation_note`` says so). With ``band`` (start nm, stop nm,
+    points), each circuit also gets its worst loss and isolation over that band."""
     import numpy as np
 
-    from photonics.feedforward import FeedForwardMesh
+    from photonics.dispersion import DESIGN_WAVELENGTH_NM, band_extinction_db, imperfections_at
+    from photonics.dispersion import band as band_grid
+    from photonics.feedforward import FeedForwardMesh, MeshSettings
     from photonics.matching import Matching, Permutation
     from photonics.mesh_scattering import scattering
     from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
-    from photonics.routing import Router, requests_for
+    from photonics.routing import DEFAULT_EXTINCTION_DB, Router, requests_for
     from photonics.switch import FeedForwardFabric
     from photonics.waveguide_mesh import CROSS
 
@@ -150,6 +181,13 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
         mesh = geometry.mesh
         settings = mesh.route(request)
         P = np.abs(mesh.transfer(settings, imperfections)) ** 2
+        if band is not None:  # one batched transfer, a row per wavelength
+            lam = band_grid(*band)[:, None]
+            scale = DESIGN_WAVELENGTH_NM / lam  # heater-set phases go as 1 / wavelength
+            at = MeshSettings(
+                settings.theta * scale, settings.phi * scale, settings.output_phase * scale
+            )
+            P_band = np.abs(mesh.transfer(at, imperfections_at(imperfections, lam))) ** 2
         cells = [
             {
                 "cell": k,
@@ -168,7 +206,9 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
     else:
         wg, inputs, outputs = geometry.mesh, list(geometry.inputs), list(geometry.outputs)
         directed = isinstance(request, Permutation)
-        result = Router(wg).route(
+        # over a band, the router predicts isolation with the cells' worst extinction there
+        ext = band_extinction_db(imperfections, band_grid(*band)) if band else DEFAULT_EXTINCTION_DB
+        result = Router(wg, extinction_db=ext).route(
             requests_for(request, (inputs, outputs) if directed else inputs), directed
         )
         if not result.ok:
@@ -177,6 +217,21 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
         theta = result.theta()
         S = scattering(wg, theta, imperfections=imperfections)
         P = np.abs(S[np.ix_(outputs, inputs)]) ** 2
+        if band is not None:  # loops resonate: one sparse solve per wavelength
+            P_band = np.array(
+                [
+                    np.abs(
+                        scattering(
+                            wg,
+                            theta * DESIGN_WAVELENGTH_NM / lam,
+                            wavelength_nm=lam,
+                            imperfections=imperfections_at(imperfections, lam),
+                        )[np.ix_(outputs, inputs)]
+                    )
+                    ** 2
+                    for lam in band_grid(*band)
+                ]
+            )
         index = {p: i for i, p in enumerate(inputs)} | {p: i for i, p in enumerate(outputs)}
         for path in result.paths:
             a, b = (index[p] for p in path.ports)
@@ -210,6 +265,20 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
                 "cells": circuit_cells[(src, dst)],
             }
         )
+    band_result: dict[str, Any] = {}
+    if band is not None:
+        for row in rows:
+            src, dst = row["source"], row["target"]
+            others = [x for x in lit if x != src and not (return_port and x == dst)]
+            row["band_loss_db"] = float(np.max(-10 * np.log10(P_band[:, dst, src])))
+            row["band_isolation_db"] = levels.worst(
+                levels.isolation_db(Pw[dst, src], [Pw[dst, x] for x in others]) for Pw in P_band
+            )
+        band_result = {
+            "band_nm": band_grid(*band).tolist(),
+            "band_worst_loss_db": max((r["band_loss_db"] for r in rows), default=0.0),
+            "band_worst_isolation_db": levels.worst(r["band_isolation_db"] for r in rows),
+        }
     undefined = any(r["isolation_db"] is None for r in rows)
     return {
         "mesh": mesh_name,
@@ -228,6 +297,7 @@ def route(mesh_name: str, request: Matching | Permutation) -> dict[str, Any]:
         "worst_loss_db": max((r["loss_db"] for r in rows), default=0.0),
         "worst_isolation_db": levels.worst(r["isolation_db"] for r in rows),
         "isolation_note": levels.NO_OTHER_LIGHT if undefined else None,
+        **band_result,
         "powers_db": [
             [levels.dbm(P[o, i]) if i in lit else None for i in range(n)] for o in range(n)
         ],
@@ -268,6 +338,14 @@ def _print(r: dict[str, Any]) -> None:
         + (f"n/a ({why})" if worst is None else f"{worst:.1f} dB")
         + (f" (n/a where {why})" if worst is not None and note else "")
     )
+    if "band_nm" in r:
+        lam, band_iso = r["band_nm"], r["band_worst_isolation_db"]
+        print(
+            f"over {lam[0]:g}-{lam[-1]:g} nm ({len(lam)} wavelengths): worst loss "
+            f"{r['band_worst_loss_db']:.2f} dB, worst isolation "
+            + levels.shown(band_iso, ".1f", "n/a")
+            + ("" if band_iso is None else " dB")
+        )
     if n <= MATRIX_PORTS:
         print(
             "power matrix, dBm for 1 mW into each lit input (rows outputs, columns inputs; "
@@ -284,7 +362,7 @@ def _print(r: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     request = request_of(args.pairs, args.perm, args.mesh, args.ports)
-    result = route(args.mesh, request)
+    result = route(args.mesh, request, args.band)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -26,6 +26,7 @@ from firmware.driver import ChipDriver
 from firmware.store import Store
 from photonics.calibration import Calibration
 from photonics.switch import Fabric
+from photonics.thermal import HeaterLayout
 
 
 class Controller(
@@ -39,8 +40,9 @@ class Controller(
 ):
     """The firmware of one switch: ``driver`` (the heaters and detectors), ``fabric`` (how a
     matching becomes cell states), optionally ``store`` (non-volatile memory), ``rings``, the
-    factory calibration (a calibration in the store wins over it) and the identity strings for
-    ``*IDN?``."""
+    factory calibration (a calibration in the store wins over it), the identity strings for
+    ``*IDN?`` and, when known, the chip's ``heater_layout`` (its design: with it CAL:RUN
+    calibrates thermal crosstalk where the layout makes it matter)."""
 
     def __init__(
         self,
@@ -51,8 +53,10 @@ class Controller(
         calibration: Calibration | None = None,
         model: str = "EMULATED",
         serial: str = "0",
+        heater_layout: HeaterLayout | None = None,
     ) -> None:
         self.rings = rings or Rings()
+        self.heater_layout = heater_layout
         self._curves = {}
         n_rings = len(self.rings.channels)
         super().__init__(driver, fabric, store, calibration, n_rings, model, serial)

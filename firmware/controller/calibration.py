@@ -11,9 +11,9 @@ from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
-from photonics.selfcal import calibrate_mesh, peak_power_mW
+from photonics.selfcal import peak_power_mW, self_calibrate
 from photonics.switch import FeedForwardFabric
-from photonics.thermal import DEFAULT_P_PI_MW
+from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
 
 #: The I-V sweep drives as many heaters at once as fill this fraction of the power budget: a
 #: heater's resistance rises with its current, which a driver that models power from its
@@ -24,13 +24,17 @@ IV_MARGIN = 0.9
 class CalibrationCommands(Core):
     """``CALibration:...``. The rings are locked before the mesh is measured through them."""
 
+    #: The chip's heater layout, from its design (None: unknown; crosstalk is not calibrated).
+    heater_layout: HeaterLayout | None = None
+
     @command(
         "CALibration:RUN",
         Param("save", "bool", optional=True, default=False),
-        summary="Self-calibrate through the chip's detectors (locks the rings first); the "
-        "result is used at once and kept until power-off; CAL:SAVE stores it, as does ON here "
-        "(all or nothing: with no store, -310 before anything runs). The applied matching is "
-        "re-applied with it.",
+        summary="Self-calibrate through the chip's detectors (locks the rings first); where "
+        "the chip's heater layout predicts crosstalk above 0.1 rad, its thermal crosstalk too, "
+        "which routes then compensate. The result is used at once and kept until power-off; "
+        "CAL:SAVE stores it, as does ON here (all or nothing: with no store, -310 before "
+        "anything runs). The applied matching is re-applied with it.",
         example="CAL:RUN",
         errors="-221 not a feed-forward mesh, or interlock engaged; -222 its sweeps do not fit "
         "the current limit or the power budget (refused before it starts); -200 a fit failed; "
@@ -55,14 +59,18 @@ class CalibrationCommands(Core):
             rows[:, keep] = held[keep]  # the rings stay locked
             return self._measure(rows, np.eye(self.driver.n_detectors)[port])
 
-        found = calibrate_mesh(
+        layout = self.heater_layout
+        coupled = layout is not None and crosstalk_matters(layout, mesh.n_mzis)
+        found = self_calibrate(
             mesh,
             measure,
             self._voltage,
             self.driver.n_channels,
             limit,
+            positions_um=layout.positions_um if coupled and layout else None,
             chip_id=self.idn.split(",")[1],
             progress=self.progress,
+            other_arm_um=layout.other_arm_um if coupled and layout else None,
             iv_group=group,
         )
         self.use_calibration(found.calibration, stored=False)

@@ -74,6 +74,7 @@ MACHINERY = frozenset(
         "store",
         "rings",
         "idn",
+        "heater_layout",
         "grammar",
         "lock",
         "default_session",

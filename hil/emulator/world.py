@@ -198,13 +198,16 @@ class BenchWorld:
 
     def _controller(self) -> Controller:
         """The pswitch firmware on this world's driver, as :meth:`firmware.sdk.Switch.emulated`
-        builds it: feed-forward fabric, the output rings, the chip's factory calibration."""
+        builds it: feed-forward fabric, the output rings, the chip's factory calibration and
+        heater layout."""
         chip, n = self.chip, self.chip.n_ports
         rings = Rings.of_chip(chip)
         model = f"EMU-{chip.spec.mesh.upper()}-{n}"
         fabric = FeedForwardFabric(chip.mesh)
         calibration = chip.factory_calibration(model)
-        return Controller(self.driver, fabric, None, rings, calibration, model, str(self.seed))
+        return Controller(
+            self.driver, fabric, None, rings, calibration, model, str(self.seed), chip.heater_layout
+        )
 
     @property
     def n_ports(self) -> int:

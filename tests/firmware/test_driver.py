@@ -1,3 +1,4 @@
+from dataclasses import replace
 from unittest import mock
 
 import numpy as np
@@ -27,7 +28,10 @@ def test_writes_reach_the_chip_and_report_modeled_time() -> None:
     assert driver.currents()[[0, 3]].tolist() == [2.0, 5.0]
     field = np.zeros(4, complex)
     field[0] = 1.0
-    assert np.allclose(driver.detect(field), CHIP.detect(driver.currents(), field))
+    # through the 16-bit DAC
+    assert np.allclose(
+        driver.detect(field), CHIP.detect(CHIP.heaters.quantise(driver.currents()), field)
+    )
     assert driver.write([0], [2.0]) == 0.0  # nothing changes: no hardware time
     assert driver.elapsed_s == pytest.approx(seconds + DEFAULT_READ_S)  # one detector read
 
@@ -101,7 +105,7 @@ def test_monitor_adds_each_endpoints_light_and_reads_the_noise_once() -> None:
     driver = EmulatedDriver(CHIP, launch_mW=[1.0, 0.0, 2.0, 0.5])
     driver.write([0, 3, 9], [2.0, 5.0, 4.0])
     alone = [
-        CHIP.detect(driver.currents(), np.sqrt(p) * np.eye(4)[k])
+        CHIP.detect(CHIP.heaters.quantise(driver.currents()), np.sqrt(p) * np.eye(4)[k])
         for k, p in [(0, 1.0), (2, 2.0), (3, 0.5)]
     ]
     assert np.allclose(driver.monitor(), np.sum(alone, axis=0))  # independent lasers: no fringes
@@ -122,3 +126,19 @@ def test_a_bad_launch_power_is_refused_and_the_old_one_kept(launch) -> None:
     with pytest.raises(SettingsError, match="launch_mW must be"):
         driver.launch_mW = launch
     assert np.array_equal(driver.launch_mW, np.full(4, LAUNCH_MW))
+
+
+def test_the_chip_sees_each_current_at_the_nearest_dac_code() -> None:
+    chip = Chip(ChipSpec(n_ports=4, seed=1))
+    chip.heaters = replace(chip.heaters, dac_bits=3)  # codes 10/7 mA apart: coarse on purpose
+    driver = EmulatedDriver(chip)
+    driver.write([0, 1], [2.0, 9.9])
+    assert np.array_equal(driver.currents()[:2], [2.0, 9.9])  # the set points read back
+    seen = np.zeros(chip.n_heaters)
+    seen[:2] = [10 / 7, 10.0]
+    light = np.eye(4)[0]
+    assert np.allclose(driver.detect(light), chip.detect(seen, light))
+    assert not np.allclose(driver.detect(light), chip.detect(driver.currents(), light))
+    assert np.allclose(driver.voltage(driver.currents()[None]), chip.heater_voltage(seen[None]))
+    with pytest.raises(LimitError, match=r"outside 0\.\.10"):
+        driver.measure(np.full((1, chip.n_heaters), 10.5), light)

@@ -1,9 +1,15 @@
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
 from firmware.controller.schedule import MAX_SCHEDULE_STEPS
 from firmware.sdk import InProcessTransport, Switch, SwitchError
+from firmware.store import Store
 from photonics.errors import InvalidInputError, SettingsError
 from photonics.matching import Matching
+from photonics.selfcal import worst_isolation_db
+from photonics.thermal import CROSSTALK_MATTERS_RAD, predicted_crosstalk_rad
 
 
 class Recording(InProcessTransport):
@@ -162,3 +168,47 @@ def test_a_switch_repr_gives_its_model_ports_and_calibrated_state() -> None:
     sw = Switch.emulated(ports=4)
     sw.transport = Gone(sw.transport.controller)
     assert repr(sw) == "<Switch: 4 ports; state unreadable: connection reset by peer>"
+
+
+def _worst_isolation_db(switch: Switch, trials: int = 20) -> float:
+    """Worst port isolation (dB) of ``trials`` random perfect matchings as the switch applies
+    them, by the emulated chip's own transfer (its truth)."""
+    driver = switch.transport.controller.driver
+    worst = np.inf
+    for trial in range(trials):
+        matching = Matching.random(switch.ports, np.random.default_rng(trial))
+        switch.connect(matching)
+        power = np.abs(driver.chip.transfer(driver.currents())) ** 2
+        worst = min(worst, worst_isolation_db(power, matching.to_permutation()))
+    return worst
+
+
+def test_calibrate_calibrates_thermal_crosstalk_where_the_layout_makes_it_matter(tmp_path) -> None:
+    # a dense 6-port chip (60 x 20 um pitch): crosstalk costs isolation, so it is calibrated,
+    # stored with the rest and compensated when routes are set
+    dense = Switch.emulated(
+        ports=6, seed=2, pitch_um=(60.0, 20.0), calibrated=False, state_dir=tmp_path
+    )
+    layout = dense.transport.controller.heater_layout
+    assert predicted_crosstalk_rad(layout, 15) > CROSSTALK_MATTERS_RAD
+    dense.calibrate(save=True)
+    stored = Store(tmp_path).read_calibration()
+    assert stored is not None and stored.crosstalk is not None
+    true_K = dense.transport.controller.driver.chip.crosstalk.toarray()[:15, :15]
+    assert np.abs(stored.crosstalk[:15, :15] - true_K).max() < 0.25 * true_K.max()
+    assert _worst_isolation_db(dense) >= 17.0
+    # the same chip calibrated without its crosstalk isolates far worse
+    blind = replace(stored, crosstalk=None)
+    dense.transport.controller.use_calibration(blind, stored=False)
+    assert _worst_isolation_db(dense) < 12.0
+    # a sparse chip: the layout predicts little crosstalk, and none is calibrated
+    sparse = Switch.emulated(ports=4, seed=1, calibrated=False)
+    layout = sparse.transport.controller.heater_layout
+    assert predicted_crosstalk_rad(layout, 6) < CROSSTALK_MATTERS_RAD
+    sparse.calibrate(save=False)
+    assert sparse.transport.controller.calibration.crosstalk is None
+
+
+def test_a_pitch_is_for_feed_forward_chips_only() -> None:
+    with pytest.raises(SettingsError, match="pitch_um sets a feed-forward chip's column"):
+        Switch.emulated(ports=8, mesh="hexagonal", pitch_um=(60.0, 20.0))

@@ -20,11 +20,25 @@ from layouts.cells import (
     heated_mzi,
     nm,
 )
-from layouts.check import check_layout, extract_graph, layout_transfer, metal_check
+from layouts.check import (
+    check_layout,
+    drawn_heaters_um,
+    extract_graph,
+    heaters_match,
+    layout_transfer,
+    metal_check,
+)
 from layouts.graph import CircuitGraph, compare, connection, feedforward_graph
-from layouts.meshes import LayoutSettings, feedforward_layout, ring_layout, waveguide_mesh_layout
+from layouts.meshes import (
+    LayoutSettings,
+    feedforward_geometry,
+    feedforward_layout,
+    waveguide_mesh_layout,
+)
 from layouts.output import read_gds, render_png, write_gds
+from layouts.rings import ring_layout
 from photonics import ClementsMesh, MZIImperfections, ReckMesh
+from photonics.chip import Chip, ChipSpec
 from photonics.errors import SettingsError
 from photonics.lattices import hexagonal_mesh
 from photonics.ring import MicroRing
@@ -417,3 +431,60 @@ def test_building_checking_and_writing_a_layout_leave_the_callers_active_pdk(tmp
     finally:
         if before is not None:
             before.activate(force=True)
+
+
+def test_the_heater_check_compares_count_and_positions_with_the_chip_model() -> None:
+    chip = Chip(ChipSpec(n_ports=4))
+    layout = feedforward_layout(chip.mesh, LayoutSettings(pads=None))
+    drawn = drawn_heaters_um(layout.component)
+    assert len(drawn) == chip.mesh.n_mzis  # one heater per MZI cell, on its top arm
+    # the mzi of column c, mode m: its heater on mode m's line
+    cells = layout.component.insts
+    pitch = cells["mzi_c1_m1"].dcenter[0] - cells["mzi_c0_m0"].dcenter[0]
+    x, y = drawn["mzi_c1_m1"]
+    assert y == pytest.approx(-60.0) and x == pytest.approx(drawn["mzi_c0_m0"][0] + pitch)
+    # a model of exactly these heaters (model frame: y grows with the mode) matches
+    own = np.array(
+        [drawn[f"mzi_c{c}_m{m}"] for c, m in zip(chip.mesh.columns, chip.mesh.modes, strict=True)]
+    )
+    own = own * [1.0, -1.0]
+    assert heaters_match(layout, own).ok
+    moved = own.copy()
+    moved[2, 0] += 2.0  # one heater 2 um off
+    found = heaters_match(layout, moved)
+    assert not found.ok and found.missing == (2,) and len(found.extra) == 1
+    assert found.max_error_um == pytest.approx(2.0)
+    # the chip model has input and output phase shifters the layout does not draw, on another
+    # grid: the check says so
+    found = heaters_match(layout, chip.heater_positions_um)
+    assert (found.drawn, found.expected) == (6, 2 * 6 + 4) and not found.ok
+    assert any("not drawn: 16" in line for line in found.lines())
+
+
+@pytest.mark.parametrize("cls", [ClementsMesh, ReckMesh])
+@pytest.mark.parametrize("n", [3, 8])
+def test_a_layout_with_all_heaters_and_the_chip_model_share_one_geometry(cls, n) -> None:
+    mesh = cls(n)
+    settings = LayoutSettings(pads=None)
+    layout = feedforward_layout(mesh, settings, all_heaters=True)
+    chip = Chip(ChipSpec(n_ports=n, mesh=mesh.kind, geometry=feedforward_geometry(mesh, settings)))
+    found = heaters_match(layout, chip.heater_positions_um)
+    assert found.ok and found.drawn == chip.n_heaters == 2 * mesh.n_mzis + n, found.lines()
+    assert found.max_error_um < 1e-6
+    # the phase shifters are waveguide to the graph and their own metal to the metal check
+    assert check_layout(layout).ok
+    settings_ = mesh.random_settings(np.random.default_rng(n))
+    assert np.allclose(
+        layout_transfer(extract_graph(layout.component), mesh, settings_),
+        mesh.transfer(settings_),
+        atol=1e-12,
+    )
+    # the default chip model keeps its own grid: the check says it differs
+    assert not heaters_match(
+        layout, Chip(ChipSpec(n_ports=n, mesh=mesh.kind)).heater_positions_um
+    ).ok
+
+
+def test_all_heaters_are_drawn_unwired_only() -> None:
+    with pytest.raises(SettingsError, match=r"give LayoutSettings\(pads=None\)"):
+        feedforward_layout(ClementsMesh(4), all_heaters=True)

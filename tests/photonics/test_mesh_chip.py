@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from photonics import LimitError, Matching, PortError, SettingsError, ShapeError
 from photonics.calibration import same_calibration
+from photonics.dispersion import imperfections_at
 from photonics.lattices import hexagonal_mesh
 from photonics.mesh_chip import MeshChip, MeshChipSpec
 from photonics.mesh_scattering import MeshSolver, link_transmission, mesh_solver
@@ -128,11 +129,12 @@ def test_detect_solves_only_the_lit_inputs_and_matches_the_transfer(seed, lit) -
 def test_the_chip_solves_the_mesh_with_its_cells_and_their_common_phase() -> None:
     chip = chip8(2)
     cur = np.stack([currents(chip, 3), currents(chip, 4)])
-    # each cell: arm phases (psi, 0), i.e. e^{i psi / 2} T(psi / 2), and the chip's own cells;
-    # heat moves the phase as 1550 nm / wavelength
+    # each cell: arm phases (psi, 0), i.e. e^{i psi / 2} T(psi / 2), and the chip's own cells
+    # at this wavelength; heat moves the phase as 1550 nm / wavelength
     psi = chip.heaters.own_phase(cur) * 1550 / 1551.3 + chip.heaters.bias_rad
     theta, common = from_arm_phases(psi, 0.0)
-    T = imperfect_transfer(theta, 0.0, chip.imperfections) * np.exp(1j * common)[..., None, None]
+    cells = imperfections_at(chip.imperfections, 1551.3)
+    T = imperfect_transfer(theta, 0.0, cells) * np.exp(1j * common)[..., None, None]
     g = link_transmission(chip.mesh.unit_length_um, 1551.3)
     expected = mesh_solver(chip.mesh).solve(T, g)
     assert np.allclose(chip.scattering(cur, wavelength_nm=1551.3), expected, atol=1e-12)
@@ -140,7 +142,7 @@ def test_the_chip_solves_the_mesh_with_its_cells_and_their_common_phase() -> Non
     # the solve of a batch is the solve of each state
     assert np.allclose(chip.scattering(cur[1]), chip.scattering(cur)[1], atol=1e-14)
     # without the common phase, the light that circulates in the loops would interfere otherwise
-    dropped = mesh_solver(chip.mesh).solve(imperfect_transfer(theta, 0.0, chip.imperfections), g)
+    dropped = mesh_solver(chip.mesh).solve(imperfect_transfer(theta, 0.0, cells), g)
     assert np.abs(dropped - expected).max() > 1e-3
 
 
@@ -333,7 +335,9 @@ def test_emulated_driver_drives_a_mesh_chip() -> None:
     assert (driver.n_channels, driver.n_detectors) == (chip.n_heaters, 8)
     cur = currents(chip, 7)
     driver.write(range(chip.n_heaters), cur)
-    assert np.array_equal(driver.detect(np.ones(8)), chip.detect(cur, np.ones(8)))
+    # the chip sees the currents through the driver's 16-bit DAC
+    seen = chip.detect(chip.heaters.quantise(cur), np.ones(8))
+    assert np.array_equal(driver.detect(np.ones(8)), seen)
     with pytest.raises(LimitError):
         driver.write(range(chip.n_heaters), np.full(chip.n_heaters, 10.0))
     assert np.array_equal(driver.currents(), cur)

@@ -6,10 +6,13 @@ from hypothesis.extra import numpy as hnp
 
 from photonics import LimitError, SettingsError, ShapeError
 from photonics.thermal import (
+    NEGLIGIBLE_CROSSTALK,
     CrosstalkModel,
+    HeaterLayout,
     Heaters,
     crosstalk_matrix,
     currents_for_phase,
+    differential_crosstalk,
     settling_time_s,
     step_response,
     total_phase,
@@ -24,7 +27,41 @@ def test_known_values() -> None:
     assert np.isclose(h.voltage_V([10.0]), 5.5)
     assert np.isclose(h.own_phase(h.current_for_power([21.4])), np.pi)
     assert np.isclose(CrosstalkModel().coupling(20.0), 0.3 * np.exp(-1) - 2e-4 + 1e-3)
-    assert CrosstalkModel().coupling(0.0) == 0 and CrosstalkModel().coupling(121.0) == 0
+    law = CrosstalkModel()
+    # no hard cut-off: the law ends where it falls below the negligible level
+    assert law.coupling(0.0) == 0 and law.coupling(121.0) > 0
+    reach = law.reach_um
+    assert law.law(reach) >= NEGLIGIBLE_CROSSTALK > law.law(reach + 0.5)
+    assert law.coupling(reach + 0.5) == 0 and np.all(law.law(np.arange(reach + 1, 2e3)) < 1e-4)
+    assert CrosstalkModel(cutoff_um=50.0).coupling(60.0) == 0
+
+
+def test_a_distant_heater_warms_both_arms_of_an_mzi_alike() -> None:
+    # MZI heater 0 on its top arm at (0, 0), its bottom arm at (0, 20); aggressors far along x
+    law = CrosstalkModel()
+    for x, sign in ((30.0, 1), (100.0, 1)):
+        layout = HeaterLayout(np.array([[0.0, 0.0], [x, 0.0]]), np.array([[0.0, 20.0]]))
+        K = differential_crosstalk(layout, law).toarray()
+        top, bottom = law.coupling(x), law.coupling(np.hypot(x, 20.0))
+        assert np.isclose(K[0, 1], top - bottom) and 0 < K[0, 1] < top
+        assert np.isclose(K[1, 0], top)  # heater 1 heats a lone waveguide
+        assert sign * K[0, 1] > 0
+    # an aggressor beside the other arm makes the difference negative
+    layout = HeaterLayout(np.array([[0.0, 0.0], [0.0, 40.0]]), np.array([[0.0, 20.0]]))
+    K = differential_crosstalk(layout, law).toarray()
+    assert np.isclose(K[0, 1], law.coupling(40.0) - law.coupling(20.0)) and K[0, 1] < 0
+    assert K[0, 0] == 0 and K[1, 1] == 0
+
+
+@given(st.integers(0, 2**32 - 1), st.floats(10, 80))
+def test_differential_crosstalk_is_smaller_than_one_arm(seed, pitch) -> None:
+    rng = np.random.default_rng(seed)
+    pos = rng.uniform(0, 300, (8, 2))
+    other = pos[:5] + np.array([0.0, pitch])
+    one = crosstalk_matrix(pos, CrosstalkModel()).toarray()
+    both = differential_crosstalk(HeaterLayout(pos, other), CrosstalkModel()).toarray()
+    assert np.array_equal(both[5:], one[5:])  # lone waveguides: the kernel alone
+    assert np.all(both[:5] <= one[:5] + 1e-15)  # the other arm's warmth only subtracts
 
 
 @given(hnp.arrays(float, st.integers(1, 6), elements=currents))
@@ -108,6 +145,8 @@ def test_ambient_drift_adds_its_coefficient_per_kelvin() -> None:
         (lambda: Heaters(1).current_for_power([-1.0]), SettingsError, "negative power"),
         (lambda: crosstalk_matrix(np.zeros((3, 3)), CrosstalkModel()), ShapeError, r"\(H, 2\)"),
         (lambda: CrosstalkModel(cutoff_um=-1), SettingsError, "cutoff_um must be >= 0"),
+        (lambda: CrosstalkModel(p3_per_um=1e-5), SettingsError, "give it a cutoff_um"),
+        (lambda: HeaterLayout(np.zeros((2, 2)), np.zeros((3, 2))), ShapeError, "3 other arms"),
         (lambda: step_response([0], [1], [0.0], [0.0]), SettingsError, "time constants > 0"),
     ],
 )

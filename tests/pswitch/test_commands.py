@@ -243,3 +243,21 @@ def test_every_subcommand_has_help_with_examples(command: str) -> None:
     done = run(command, "--help")
     assert done.returncode == 0, done.stderr
     assert "examples:" in done.stdout and f"pswitch {command}" in done.stdout
+
+
+def test_route_predicts_isolation_over_a_band() -> None:
+    r = ok_json("route", "0-5", "1-3", "2-4", "6-7", "--band", "1530:1565:8")
+    assert r["band_nm"] == pytest.approx(np.linspace(1530, 1565, 8).tolist())
+    for c in r["circuits"]:
+        # the band contains no better wavelength than the design one, where cells are ideal
+        assert c["band_isolation_db"] <= c["isolation_db"] + 1e-9
+        assert c["band_loss_db"] >= c["loss_db"] - 1e-9
+    assert r["band_worst_isolation_db"] == min(c["band_isolation_db"] for c in r["circuits"])
+    assert r["band_worst_isolation_db"] < r["worst_isolation_db"] - 3  # couplers drift off 50:50
+    # a band of the design wavelength alone is the single-wavelength prediction
+    one = ok_json("route", "0-5", "1-3", "--band", "1550:1550:1")
+    assert one["band_worst_isolation_db"] == pytest.approx(one["worst_isolation_db"], abs=1e-6)
+    hexagonal = ok_json(
+        "route", "0-9", "3-12", "--mesh", "hexagonal", "--ports", "16", "--band", "1530:1565:3"
+    )
+    assert hexagonal["band_worst_isolation_db"] <= hexagonal["worst_isolation_db"] + 1e-9
