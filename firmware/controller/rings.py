@@ -30,7 +30,7 @@ from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.chip import Chip
 from photonics.progress import steps
-from photonics.ring import lorentzian_peak
+from photonics.ring import DEFAULT_HEATER_NM_PER_MW, lorentzian_peak
 
 #: Three-point fits that refine a ring lock after the sweep.
 RING_FIT_ITERATIONS = 4
@@ -59,7 +59,7 @@ class Rings:
     detectors: tuple[int, ...] = ()
     fwhm_nm: float = 0.18
     fsr_nm: float = 9.1
-    nm_per_mW: float = 1.82
+    nm_per_mW: float = DEFAULT_HEATER_NM_PER_MW
 
     @property
     def fsr_mW(self) -> float:
@@ -199,8 +199,11 @@ class RingCommands(Core):
         x = float(powers[int(np.argmax(seen))])
         if x < RING_HEADROOM * rings.fsr_mW:
             # a heater only heats: a ring parked near 0 mW cannot follow when its neighbours or
-            # the chip warm it. The same resonance one order up (in the sweep) has headroom.
-            x += rings.fsr_mW
+            # the chip warm it. The same resonance one order up has headroom: take its peak as
+            # the sweep saw it, not x + one modelled FSR (an uncalibrated driver's power scale
+            # can be off by several % of an FSR, many linewidths)
+            up = powers >= x + rings.fsr_mW / 2
+            x = float(powers[up][int(np.argmax(seen[up]))]) if up.any() else x + rings.fsr_mW
         for _ in range(RING_FIT_ITERATIONS):  # Newton-like: each fit centres the next
             fit = self._ring_fit(ring, x, step)
             if fit is None or abs(fit[0] - x) > 3 * step:

@@ -26,6 +26,15 @@ def _true_error(c: Controller) -> np.ndarray:
     return np.abs(ring.detuning_nm(REFERENCE_WAVELENGTH_NM, shift)) / ring.fwhm_nm()
 
 
+def _error_at(c: Controller, currents: np.ndarray, channel: int, mA: float) -> float:
+    """Ring 1's :func:`_true_error` with ``channel`` at ``mA`` (the rest at ``currents``)."""
+    chip, ring = c.driver.chip, c.driver.chip.spec.ring
+    row = currents.copy()
+    row[channel] = mA
+    shift = chip.ring_shift_nm(row, c.driver.delta_T_K)[1]
+    return float(abs(ring.detuning_nm(REFERENCE_WAVELENGTH_NM, shift)) / ring.fwhm_nm())
+
+
 def _locked_rings_on_resonance(c: Controller) -> bool:
     return bool(np.all(_true_error(c)[list(c.ring_step)] <= RING_LOCK_TOLERANCE))
 
@@ -142,7 +151,11 @@ def test_a_ring_set_far_off_resonance_is_not_reported_locked_and_is_locked_again
     sw, c = _switch(ports=4, seed=0)
     sw.connect([(0, 1)])
     sw.lock_ring(1)
-    sw.set_heater(c.rings.channels[1], 9.0)  # by hand
+    channel = c.rings.channels[1]
+    # by hand, to the current that puts the ring furthest off resonance (about half an FSR)
+    held = c.driver.currents()
+    far = max(np.linspace(0.0, 9.5, 39), key=lambda i: _error_at(c, held, channel, i))
+    sw.set_heater(channel, float(far))
     assert _true_error(c)[1] > 10
     assert not any(sw.ring_status(1)[0] for _ in range(20))  # each reads the noise anew
     assert sw.status()["ring_drifted"]
