@@ -37,6 +37,7 @@ from photonics.feedforward import FeedForwardMesh, MeshSettings
 from photonics.matching import Permutation
 from photonics.mzi import MZIImperfections, from_arm_phases
 from photonics.ring import MicroRing, RingThermal
+from photonics.thermal import phase_of_heat
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,11 +176,28 @@ class Chip(EmulatedChip):
         """``|M @ field_in|^2`` (mW), times each output ring's drop transmission."""
         check_conditions(delta_T_K, wavelength_nm)
         current = self._currents(current_mA)
-        M = self._transfer(self._phase(current, delta_T_K, wavelength_nm))
+        power = self.heaters.power_mW(current)
+        return self.power_of_heat(power, power, delta_T_K, field_in, wavelength_nm)
+
+    def power_of_heat(
+        self,
+        own_mW: np.ndarray,
+        crosstalk_mW: np.ndarray,
+        delta_T_K: ArrayLike,
+        field_in: np.ndarray,
+        wavelength_nm: float = REFERENCE_WAVELENGTH_NM,
+    ) -> np.ndarray:
+        """Noiseless photodiode powers (mW) with the heater powers as they act, ``(..., H)``
+        mW on their own waveguides and as their neighbours feel them (they differ while heat
+        spreads, :mod:`photonics.transients`), at ambient ``delta_T_K`` (K, scalar or
+        ``(...)``): the optics along a transient."""
+        h, K = self.heaters, self.crosstalk
+        scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
+        M = self._transfer(phase_of_heat(h, own_mW, crosstalk_mW, K, delta_T_K, scale))
         power = np.abs(np.einsum("...ij,...j->...i", M, field_in)) ** 2
         if self.spec.output_rings:
             # ring phases are specified at the reference wavelength (their shift is in nm)
-            ring_phase = self._phase(current, delta_T_K, REFERENCE_WAVELENGTH_NM)
+            ring_phase = phase_of_heat(h, own_mW, crosstalk_mW, K, delta_T_K)
             power = power * self.spec.ring.drop_power(wavelength_nm, self._ring_shift(ring_phase))
         return power
 
