@@ -61,7 +61,7 @@ class AmbientDrift:
         """The chip's temperature (K) at ``0, step, 2 step, ...`` up to ``duration_s``."""
         if not (math.isfinite(duration_s) and duration_s >= 0):
             raise SettingsError(f"duration_s must be a finite time >= 0 s, got {duration_s!r}")
-        return _path(self, int(math.ceil(duration_s / self.step_s)) + 1)
+        return _path(self, math.ceil(duration_s / self.step_s) + 1)
 
     def temperature_K(self, times_s: ArrayLike) -> np.ndarray:
         """The chip's ambient offset (K) at ``times_s`` (s, >= 0), interpolated on the grid."""

@@ -94,7 +94,7 @@ def test_settling_without_crosstalk_is_the_first_order_figure() -> None:
         settling_time_s(5.6e-6), rel=1e-9
     )
     # the crosstalk's diffusion pole makes a neighbour settle later
-    h, K = _chip(30.0, 2)
+    _, K = _chip(30.0, 2)
     assert settle_time_s([np.pi, 0.0], [5.6e-6] * 2, K, d, 1e-3 * np.pi) > settling_time_s(5.6e-6)
     assert settle_time_s([1e-4], [5.6e-6], None, d, 1e-3) == 0.0  # within tolerance already
 

@@ -69,7 +69,8 @@ class PowerMeterN7744A(ScpiInstrument):
     ``NONE``, then ``PROGRESS`` or ``COMPLETE``), ``:SENS<n>[:CHAN1]:FUNC:RES?`` (the log as a
     binary block of little-endian float32, W). Logging runs on the world's clock: sample ``k``
     is the light averaged over ``[start + k t, start + (k + 1) t)``, the heaters' thermal
-    transients included (a reconfiguration logged at 1 us shows the light moving). The wavelength setting is kept but the detector's response is flat.
+    transients included (a reconfiguration logged at 1 us shows the light moving). The
+    wavelength setting is kept but the detector's response is flat.
     ``:READ:POW:ALL:CSV?`` and ``:FETC:POW:ALL:CSV?`` read every channel at once (comma-
     separated, each in its unit); ``:SENS<n>:POW:RANG[:UPP]`` (dBm) and ``:SENS<n>:POW:RANG:AUTO``,
     ``:INIT<n>:CONT``, ``:TRIG<n>:INP IGN|SME|CME|MME|PRE`` are kept; ``:SLOT<n>:IDN?`` names
