@@ -90,7 +90,7 @@ def rise(t_s: ArrayLike, tau_s: ArrayLike, tau2_s: ArrayLike = 0.0) -> np.ndarra
     with np.errstate(divide="ignore", invalid="ignore"):
         two = (a * one - b * np.exp(-t / safe_b)) / np.where(near, 1.0, a - b)
     two = np.where(near, (1 + t / a) * one, two)
-    return 1.0 - np.where(b > 0, two, one)
+    return np.clip(1.0 - np.where(b > 0, two, one), 0.0, 1.0)  # rounding never leaves [0, 1]
 
 
 @dataclass(frozen=True)
