@@ -161,3 +161,16 @@ def test_a_ring_set_far_off_resonance_is_not_reported_locked_and_is_locked_again
     assert sw.status()["ring_drifted"]
     sw.connect([(0, 2), (1, 3)])  # a reconfiguration re-centres the locked rings
     assert _locked_rings_on_resonance(c) and sw.ring_status(1)[0]
+
+
+def test_ring_track_follows_the_chip_warming_to_within_half_a_picometre() -> None:
+    sw, c = _switch(ports=4, seed=1)
+    sw.connect([(0, 2), (1, 3)])
+    sw.lock_ring(2)
+    fwhm_pm = 1e3 * c.driver.chip.spec.ring.fwhm_nm()
+    for warming in (0.3, -0.5, 0.05):  # K: 24 pm, -40 pm, 4 pm of the ring's thermal shift
+        c.driver.delta_T_K += warming
+        assert _true_error(c)[2] * fwhm_pm > 3.0  # the drift moved it
+        sw.track_rings()
+        assert _true_error(c)[2] * fwhm_pm < 0.5  # RING:TRAC pulled it back
+    assert sw.ring_status(2)[0]

@@ -91,7 +91,7 @@ def test_every_phase_is_within_tolerance_once_settled(powers, pitch, tolerance, 
 def test_settling_without_crosstalk_is_the_first_order_figure() -> None:
     d = ThermalDynamics()
     assert settle_time_s([np.pi], [5.6e-6], None, d, 1e-3 * np.pi) == pytest.approx(
-        settling_time_s(5.6e-6), rel=1e-9
+        settling_time_s(5.6e-6), rel=1e-4
     )
     # the crosstalk's diffusion pole makes a neighbour settle later
     _, K = _chip(30.0, 2)
