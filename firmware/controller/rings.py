@@ -12,8 +12,8 @@ order (one FSR) up, one beyond the current limit one order down.
 Every locked ring is then re-centred by the same fit, after each lock, unlock and
 reconfiguration (thermal crosstalk from the new heater state moves it) and on ``RING:TRACk``
 (sent periodically, it follows the chip's drift), until within :data:`RING_TRACK_DEADBAND`;
-re-locked from a sweep when it has moved out of the fit's reach, for up to :data:`RING_TRACK_ROUNDS` rounds (ring
-heaters warm each other). A lock succeeds only if every locked ring ends on resonance within
+re-locked from a sweep when it has moved out of the fit's reach, for up to
+:data:`RING_TRACK_ROUNDS` rounds (ring heaters warm each other). A lock succeeds only if every locked ring ends on resonance within
 :data:`RING_LOCK_TOLERANCE` by its fit; otherwise the command fails (-200, or -240 when a ring
 shows no resonance), naming the ring, and changes nothing: a later lock or reconfiguration
 never silently unlocks an earlier ring. All readings go through the driver's detectors (the
