@@ -16,8 +16,9 @@ re-locked from a sweep when it has moved out of the fit's reach, for up to
 :data:`RING_TRACK_ROUNDS` rounds (ring heaters warm each other). A lock succeeds only if
 every locked ring ends on resonance within :data:`RING_LOCK_TOLERANCE` by its fit;
 otherwise the command fails (-200, or -240 when a ring shows no resonance), naming the ring,
-and changes nothing: a later lock or reconfiguration never silently unlocks an earlier ring. All readings go through the driver's detectors (the
-emulated chip's photodiodes, or a bench's power meter), each checked against the limits.
+and changes nothing: a later lock or reconfiguration never silently unlocks an earlier ring.
+All readings go through the driver's detectors (the emulated chip's photodiodes, or a bench's
+power meter), each checked against the limits.
 """
 
 from __future__ import annotations
