@@ -39,8 +39,8 @@ RING_FIT_ITERATIONS = 4
 #: Rounds of re-centring every locked ring after a change.
 RING_TRACK_ROUNDS = 6
 #: A locked ring whose fit is further than this many half widths from its heater is moved onto
-#: it when tracking: 0.005 half widths is 0.45 pm for the default ring (FWHM 181 pm).
-RING_TRACK_DEADBAND = 0.005
+#: it when tracking: 0.002 half widths is 0.18 pm for the default ring (FWHM 181 pm).
+RING_TRACK_DEADBAND = 0.002
 #: The lock sweeps its ring's heater from 0 mW over this many FSRs of power; a lock whose
 #: sweep does not fit the limits is refused before it starts.
 RING_SWEEP_FSR = 1.25
