@@ -10,7 +10,8 @@ Model of each heater ``h`` (units: current mA, resistance ohm, power mW, phase r
 Thermal crosstalk follows the published form (Teofilovic et al., JLT 42, 7816 (2024)): a heater at
 distance d (um) from an aggressor picks up ``p1 e^{-p2 d} + p3 d + p4`` of the aggressor's phase,
 clipped at zero and cut off where the fitted form no longer holds. Dynamics are first order with a
-per-heater time constant tau (5.6 us for TiN heaters, Jacques et al., Opt. Express 27, 10456).
+per-heater time constant tau (5.6 us for TiN heaters, Jacques et al., Opt. Express 27, 10456);
+heat in time (a second pole, crosstalk's delay, self-heating) is :mod:`photonics.transients`.
 """
 
 from __future__ import annotations
