@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
+import scipy.sparse as sp
 
 from photonics.emulated_chip import EmulatedChip
 from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
-from photonics.thermal import settling_time_s
+from photonics.transients import ThermalDynamics, settle_time_s
 
 #: Time to write one heater channel, s: Smartlight gen-1 reconfigures in 15-90 ms, dominated by
 #: the driver electronics (64 channels of an 8-port Clements chip: 32 ms).
@@ -128,8 +130,9 @@ class EmulatedDriver:
     """A :class:`ChipDriver` over an emulated chip, with modeled hardware time.
 
     ``write`` checks the channel numbers and the chip's limits for the whole new state before
-    changing anything, and returns ``channels x channel_write_s`` plus the settling time of the
-    slowest written heater (0 when nothing changes). ``measure`` models each row as a full
+    changing anything, and returns ``channels x channel_write_s`` plus the thermal settling of
+    the step (:meth:`settle_s`, from the heaters' time constants and ``dynamics``; 0 when
+    nothing changes). ``measure`` models each row as a full
     write of the changed channels plus settling and one detector read of ``read_s``; its rows
     are checked against the limits by the chip, before anything is computed or time passes.
 
@@ -154,12 +157,14 @@ class EmulatedDriver:
         rng: np.random.Generator | None = None,
         read_s: float = DEFAULT_READ_S,
         launch_mW: float | Sequence[float] = LAUNCH_MW,
+        dynamics: ThermalDynamics | None = None,
     ) -> None:
         if channel_write_s < 0 or read_s < 0:
             raise SettingsError(f"times must be >= 0 s, got {channel_write_s}, {read_s}")
         self.chip = chip
         self.channel_write_s = channel_write_s
         self.settle_tolerance = settle_tolerance
+        self.dynamics = dynamics or ThermalDynamics()
         self.read_s = read_s
         self.rng = rng
         self._current = np.zeros(chip.n_heaters)
@@ -214,11 +219,27 @@ class EmulatedDriver:
         return seconds
 
     def _time(self, old: np.ndarray, new: np.ndarray, written: int) -> float:
-        changed = np.flatnonzero(new != old)
-        if not changed.size:
+        if not np.any(new != old):
             return 0.0
-        tau = np.broadcast_to(self.chip.heaters.tau_s, (self.n_channels,))[changed]
-        return written * self.channel_write_s + settling_time_s(tau, self.settle_tolerance)
+        return written * self.channel_write_s + self.settle_s(old, new)
+
+    def settle_s(self, old: np.ndarray, new: np.ndarray) -> float:
+        """Thermal settling after the heaters step from currents ``old`` to ``new`` (mA), s:
+        until every heater's phase, own heat and crosstalk, is within ``settle_tolerance`` of
+        the largest phase step (:func:`photonics.transients.settle_time_s`)."""
+        h = self.chip.heaters
+        step = np.pi * (h.power_mW(new) - h.power_mW(old)) / h.p_pi_mW
+        largest = float(np.abs(step).max(initial=0.0))
+        if largest == 0:
+            return 0.0
+        tolerance = self.settle_tolerance * largest
+        return settle_time_s(step, h.tau_s, self._crosstalk_csc, self.dynamics, tolerance)
+
+    @cached_property
+    def _crosstalk_csc(self) -> sp.csc_matrix | None:
+        """The chip's crosstalk matrix, in the column form settling reads it in."""
+        K = self.chip.crosstalk
+        return None if K is None else sp.csc_matrix(K)
 
     def currents(self) -> np.ndarray:
         return self._current.copy()

@@ -355,6 +355,11 @@ class Switch:
     def unlock_ring(self, ring: int) -> float:
         return self._send("RING:UNLock", ring)
 
+    def track_rings(self) -> float:
+        """Re-centre every locked ring once (``RING:TRACk``): call it periodically to follow
+        the chip's drift."""
+        return self._send("RING:TRACk")
+
     def ring_status(self, ring: int) -> tuple[bool, float]:
         """Whether the ring is locked, and its estimated lock error, nm."""
         locked, error = self._numbers("RING:STATus", ring)

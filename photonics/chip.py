@@ -39,6 +39,7 @@ from photonics.feedforward import FeedForwardMesh, MeshSettings
 from photonics.matching import Permutation
 from photonics.mzi import MZIImperfections, from_arm_phases
 from photonics.ring import MicroRing, RingThermal
+from photonics.thermal import phase_of_heat
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,17 +174,17 @@ class Chip(EmulatedChip):
         """
         check_conditions(delta_T_K, wavelength_nm)
         current = self._currents(current_mA)
-        return self._settings(
-            current, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm
-        )
+        own = self.heaters.own_phase(current)
+        return self._settings(own, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm)
 
     def _settings(
-        self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float | np.ndarray
+        self, seen: np.ndarray, phase: np.ndarray, wavelength_nm: float | np.ndarray
     ) -> MeshSettings:
         """Mesh phases from the heaters' total phases: an MZI's heater sets the difference of its
-        arms (``phase``, crosstalk included), its other arm carries the others' warmth."""
+        arms (``phase``, crosstalk included), its other arm carries the others' warmth (``seen``:
+        the heaters' own phases, rad, as their neighbours feel them)."""
         K, n = self.mesh.n_mzis, self.mesh.n
-        bottom = self._other_arm_phase(current, wavelength_nm)
+        bottom = self._other_arm_phase(seen, wavelength_nm)
         if bottom.shape[-1] == 0:  # one arm modelled
             bottom = np.zeros_like(phase[..., :K])
         theta, common = from_arm_phases(phase[..., :K] + bottom, bottom)
@@ -209,8 +210,9 @@ class Chip(EmulatedChip):
         """Field transfer matrix (n x n, ``out = M @ in``) of the chip at these currents."""
         check_conditions(delta_T_K, wavelength_nm)
         current = self._currents(current_mA)
+        own = self.heaters.own_phase(current)
         return self._transfer(
-            current, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm
+            own, own, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm
         )
 
     def transfer_band(
@@ -226,15 +228,21 @@ class Chip(EmulatedChip):
         current = self._currents(current_mA)
         if current.ndim != 1:
             raise ShapeError(f"transfer_band takes one setting of currents, got {current.shape}")
-        column = lam[:, None]
-        return self._transfer(current, self._phase(current, delta_T_K, column), column)
+        column, own = lam[:, None], self.heaters.own_phase(current)
+        return self._transfer(own, own, self._phase(current, delta_T_K, column), column)
 
     def _transfer(
-        self, current: np.ndarray, phase: np.ndarray, wavelength_nm: float | np.ndarray
+        self,
+        own: np.ndarray,
+        seen: np.ndarray,
+        phase: np.ndarray,
+        wavelength_nm: float | np.ndarray,
     ) -> np.ndarray:
-        """Transfer at one wavelength, or at a column ``(W, 1)`` of them (batched)."""
-        settings = self._settings(current, phase, wavelength_nm)
-        return self.mesh.transfer(settings, self._cell_imperfections(current, wavelength_nm))
+        """Transfer at one wavelength, or at a column ``(W, 1)`` of them (batched), from the
+        heaters' own phases (rad) on their waveguides (``own``) and as their neighbours feel
+        them (``seen``) and their total phases (``phase``)."""
+        settings = self._settings(seen, phase, wavelength_nm)
+        return self.mesh.transfer(settings, self._cell_imperfections(own, wavelength_nm))
 
     def _power(
         self, current_mA: ArrayLike, field_in: np.ndarray, delta_T_K: float, wavelength_nm: float
@@ -242,11 +250,31 @@ class Chip(EmulatedChip):
         """``|M @ field_in|^2`` (mW), times each output ring's drop transmission."""
         check_conditions(delta_T_K, wavelength_nm)
         current = self._currents(current_mA)
-        M = self._transfer(current, self._phase(current, delta_T_K, wavelength_nm), wavelength_nm)
+        power = self.heaters.power_mW(current)
+        return self.power_of_heat(power, power, delta_T_K, field_in, wavelength_nm)
+
+    def power_of_heat(
+        self,
+        own_mW: np.ndarray,
+        crosstalk_mW: np.ndarray,
+        delta_T_K: ArrayLike,
+        field_in: np.ndarray,
+        wavelength_nm: float = REFERENCE_WAVELENGTH_NM,
+    ) -> np.ndarray:
+        """Noiseless photodiode powers (mW) with the heater powers as they act, ``(..., H)``
+        mW on their own waveguides and as their neighbours feel them (they differ while heat
+        spreads, :mod:`photonics.transients`), at ambient ``delta_T_K`` (K, scalar or
+        ``(...)``): the optics along a transient."""
+        h, K = self.heaters, self.crosstalk
+        scale = REFERENCE_WAVELENGTH_NM / wavelength_nm
+        phase = phase_of_heat(h, own_mW, crosstalk_mW, K, delta_T_K, scale)
+        own = np.pi * np.asarray(own_mW, dtype=float) / h.p_pi_mW
+        seen = np.pi * np.asarray(crosstalk_mW, dtype=float) / h.p_pi_mW
+        M = self._transfer(own, seen, phase, wavelength_nm)
         power = np.abs(np.einsum("...ij,...j->...i", M, field_in)) ** 2
         if self.spec.output_rings:
             # ring phases are specified at the reference wavelength (their shift is in nm)
-            ring_phase = self._phase(current, delta_T_K, REFERENCE_WAVELENGTH_NM)
+            ring_phase = phase_of_heat(h, own_mW, crosstalk_mW, K, delta_T_K)
             power = power * self.spec.ring.drop_power(wavelength_nm, self._ring_shift(ring_phase))
         return power
 

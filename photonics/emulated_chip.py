@@ -197,15 +197,15 @@ class EmulatedChip:
         return z @ np.linalg.cholesky(cov).T
 
     def _cell_imperfections(
-        self, current: np.ndarray, wavelength_nm: float | np.ndarray
+        self, own: np.ndarray, wavelength_nm: float | np.ndarray
     ) -> MZIImperfections:
-        """The cells' imperfections at checked currents and a wavelength (or a column ``(W, 1)``
-        of them): the heater-induced loss (``heater_loss_db_per_rad`` times each cell heater's
-        own phase) on top of the fabricated loss, then across the band
-        (:func:`photonics.dispersion.imperfections_at`)."""
+        """The cells' imperfections at the heaters' own phases (rad, ``(..., H)``) and a
+        wavelength (or a column ``(W, 1)`` of them): the heater-induced loss
+        (``heater_loss_db_per_rad`` times each cell heater's own phase) on top of the fabricated
+        loss, then across the band (:func:`photonics.dispersion.imperfections_at`)."""
         imp, rate = self.imperfections, self.spec.heater_loss_db_per_rad
         if rate:
-            extra = rate * self.heaters.own_phase(current)[..., : self._n_cells]
+            extra = rate * own[..., : self._n_cells]
             imp = MZIImperfections(
                 imp.splitter_error_in,
                 imp.splitter_error_out,
@@ -247,15 +247,12 @@ class EmulatedChip:
             return None
         return differential_crosstalk(self.heater_layout, self.spec.crosstalk)
 
-    def _other_arm_phase(
-        self, current: np.ndarray, wavelength_nm: float | np.ndarray
-    ) -> np.ndarray:
-        """Phase (rad, ``(..., M)``) the heaters' warmth puts on the MZIs' unheated arms, at
-        one wavelength (nm) or a column ``(W, 1)`` of them."""
+    def _other_arm_phase(self, own: np.ndarray, wavelength_nm: float | np.ndarray) -> np.ndarray:
+        """Phase (rad, ``(..., M)``) the heaters' warmth (their own phases, rad, ``(..., H)``)
+        puts on the MZIs' unheated arms, at one wavelength (nm) or a column ``(W, 1)`` of them."""
         M, A = len(self.other_arms_um), self._arm_kernel
         if A is None:
-            return np.zeros((*np.shape(current)[:-1], M))
-        own = self.heaters.own_phase(current)
+            return np.zeros((*np.shape(own)[:-1], M))
         flat = (A @ own.reshape(-1, own.shape[-1]).T).T
         return REFERENCE_WAVELENGTH_NM / wavelength_nm * flat.reshape((*own.shape[:-1], M))
 

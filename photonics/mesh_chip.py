@@ -173,7 +173,9 @@ class MeshChip(EmulatedChip):
         # one heater on the top arm: arm phases (psi, 0); light circulating in the loops meets a
         # cell again, so its common phase is kept
         theta, common = from_arm_phases(psi, 0.0)
-        cells = imperfect_transfer(theta, 0.0, self._cell_imperfections(current, wavelength_nm))
+        cells = imperfect_transfer(
+            theta, 0.0, self._cell_imperfections(self.heaters.own_phase(current), wavelength_nm)
+        )
         cells = cells * np.exp(1j * common)[..., None, None]
         return self._solver.solve(cells, g, outputs, inputs)
 

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike
 
 from photonics._checks import finite
 from photonics.errors import SettingsError, ShapeError
-from photonics.thermal import DEFAULT_TAU_S
+from photonics.thermal import DEFAULT_P_PI_MW, DEFAULT_TAU_S
 
 # --- defaults ------------------------------------------------------------------------------
 
@@ -59,9 +59,10 @@ DEFAULT_LOSS_DB_PER_CM = 2.0
 #: Self-coupling of each bus coupler (power coupling 1 - r^2 = 5.9 %). With the defaults above:
 #: FSR 9.10 nm, FWHM 0.180 nm, loaded Q 8.6e3, drop loss 0.18 dB at resonance.
 DEFAULT_SELF_COUPLING = 0.97
-#: Heater tuning efficiency of a silicon ring, uW per GHz of resonance shift: heaters integrated
-#: in the resonator (``docs/physics.md`` [9]; a top heater gives ~27-80 uW/GHz).
-DEFAULT_HEATER_UW_PER_GHZ = 4.4
+#: Tuning efficiency of a heater integrated in the resonator (doped silicon), uW per GHz of
+#: resonance shift (``docs/physics.md`` [9], Watts et al.): the option
+#: :meth:`RingThermal.integrated`, 1.821 nm/mW at 1550 nm.
+INTEGRATED_HEATER_UW_PER_GHZ = 4.4
 #: Thermal shift of a silicon ring's resonance, nm/K (~10 GHz/K, which is 0.0801 nm/K at 1550).
 DEFAULT_AMBIENT_NM_PER_K = 0.08
 
@@ -73,20 +74,30 @@ def ghz_to_nm(delta_GHz: ArrayLike, wavelength_nm: ArrayLike = DEFAULT_WAVELENGT
 
 
 def heater_nm_per_mW(
-    uW_per_GHz: float = DEFAULT_HEATER_UW_PER_GHZ, wavelength_nm: float = DEFAULT_WAVELENGTH_NM
+    uW_per_GHz: float = INTEGRATED_HEATER_UW_PER_GHZ, wavelength_nm: float = DEFAULT_WAVELENGTH_NM
 ) -> float:
     """Resonance shift per mW of heater power, nm/mW, from an efficiency in uW/GHz.
 
-    The default 4.4 uW/GHz is 227.3 GHz/mW, i.e. 1.821 nm/mW at 1550 nm: a 10 um ring's FSR
-    (9.10 nm) costs 5.0 mW, half of it (the ring's "P_pi") 2.5 mW.
+    4.4 uW/GHz (an integrated heater) is 227.3 GHz/mW, i.e. 1.821 nm/mW at 1550 nm: a 10 um
+    ring's FSR (9.10 nm) costs 5.0 mW, half of it (the ring's "P_pi") 2.5 mW.
     """
     if not (math.isfinite(uW_per_GHz) and uW_per_GHz > 0):
         raise SettingsError(f"uW_per_GHz must be a finite number > 0, got {uW_per_GHz!r}")
     return float(ghz_to_nm(1e3 / uW_per_GHz, wavelength_nm))
 
 
-#: Default heater efficiency, nm/mW (1.821 nm/mW; see :func:`heater_nm_per_mW`).
-DEFAULT_HEATER_NM_PER_MW = 1e3 / DEFAULT_HEATER_UW_PER_GHZ * DEFAULT_WAVELENGTH_NM**2 / C_NM_GHZ
+#: Default heater efficiency, nm/mW: the TiN top heater the MZIs use (P_pi 21.4 mW,
+#: ``docs/physics.md`` [2]) drawn over the default ring. A thermo-optic heater's phase per mW
+#: does not depend on its length (phase and power both grow with the heated length), so 2 pi of
+#: round trip, one FSR (9.104 nm), costs 2 P_pi: 0.2127 nm/mW (37.7 uW/GHz),
+#: inside the 0.1-0.3 nm/mW published for top heaters on ~10 um rings ([9]).
+DEFAULT_HEATER_NM_PER_MW = (
+    DEFAULT_WAVELENGTH_NM**2
+    / (DEFAULT_N_G * 2e3 * math.pi * DEFAULT_RADIUS_UM)
+    / (2 * DEFAULT_P_PI_MW)
+)
+#: Thermal time constant of a doped-silicon heater, s ([2]): the integrated heater's.
+DOPED_TAU_S = 2.2e-6
 
 
 def _positive(name: str, value: ArrayLike) -> np.ndarray:
@@ -305,8 +316,8 @@ class MicroRing:
 class RingThermal:
     """Thermal tuning of ring resonances (red shift positive).
 
-    - ``heater_nm_per_mW``: own-heater efficiency, nm/mW (default 1.821 nm/mW, from
-      4.4 uW/GHz at 1550 nm);
+    - ``heater_nm_per_mW``: own-heater efficiency, nm/mW (default 0.2127 nm/mW, a TiN top
+      heater; :meth:`integrated` for a doped heater in the resonator, 1.821 nm/mW);
     - ``ambient_nm_per_K``: shift with chip temperature, nm/K (default 0.08, ~10 GHz/K);
     - ``tau_s``: first-order thermal time constant of the heater, s (TiN, 5.6 us).
     """
@@ -319,6 +330,14 @@ class RingThermal:
         _scalar("heater_nm_per_mW", self.heater_nm_per_mW, 0, math.inf, open_low=True)
         _scalar("ambient_nm_per_K", self.ambient_nm_per_K, -math.inf, math.inf)
         _scalar("tau_s", self.tau_s, 0, math.inf, open_low=True)
+
+    @classmethod
+    def integrated(cls) -> RingThermal:
+        """A heater integrated in the resonator (doped silicon): 4.4 uW/GHz (1.821 nm/mW) and
+        the doped heater's 2.2 us time constant (``docs/physics.md`` [2], [9])."""
+        return cls(
+            heater_nm_per_mW=heater_nm_per_mW(INTEGRATED_HEATER_UW_PER_GHZ), tau_s=DOPED_TAU_S
+        )
 
     def p_pi_mW(self, ring: MicroRing) -> float:
         """Heater power that moves ``ring`` by half an FSR (a round-trip phase of pi), mW."""

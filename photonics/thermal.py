@@ -12,8 +12,9 @@ at distance d (um) from an aggressor heater picks up ``p1 e^{-p2 d} + p3 d + p4`
 aggressor's phase, clipped at zero and ending where it falls below :data:`NEGLIGIBLE_CROSSTALK`.
 An MZI's heater sets the difference of its two arms, and a distant heater warms both: the
 crosstalk it sees is the kernel at its heated arm less the kernel at its other arm
-(:func:`differential_crosstalk`). Dynamics are first order with a
-per-heater time constant tau (5.6 us for TiN heaters, Jacques et al., Opt. Express 27, 10456).
+(:func:`differential_crosstalk`). Dynamics are first order with a per-heater time constant tau
+(5.6 us for TiN heaters, Jacques et al., Opt. Express 27, 10456); heat in time (a second pole,
+crosstalk's delay, self-heating) is :mod:`photonics.transients`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from photonics._checks import finite
 from photonics.errors import LimitError, SettingsError, ShapeError
+from photonics.transients import rise
 
 #: P_pi of a standard TiN heater, mW (Jacques et al., Opt. Express 27, 10456 (2019)).
 DEFAULT_P_PI_MW = 21.4
@@ -231,10 +233,28 @@ def total_phase(
     """Steady-state phase of every heater's waveguide, rad: own phase plus the crosstalk of the
     others (both times ``heat_scale``, e.g. ``1550 nm / wavelength``), fabrication bias and
     ambient drift (``delta_T_K`` from the reference temperature)."""
-    heated = heaters.own_phase(current_mA)
+    power = heaters.power_mW(current_mA)
+    return phase_of_heat(heaters, power, power, crosstalk, delta_T_K, heat_scale)
+
+
+def phase_of_heat(
+    heaters: Heaters,
+    own_mW: ArrayLike,
+    crosstalk_mW: ArrayLike,
+    crosstalk: sp.spmatrix | None = None,
+    delta_T_K: ArrayLike = 0.0,
+    heat_scale: float = 1.0,
+) -> np.ndarray:
+    """:func:`total_phase` of heater powers as they act, rad, shape ``(..., H)``: ``own_mW`` on
+    each heater's own waveguide, ``crosstalk_mW`` as its neighbours feel it (they differ while
+    heat spreads: :mod:`photonics.transients`), ``delta_T_K`` the ambient (scalar or ``(...)``)."""
+    own = np.pi * np.asarray(own_mW, dtype=float) / heaters.p_pi_mW
+    heated = own
     if crosstalk is not None:
-        heated = heated + (crosstalk @ heated.T).T
-    return heat_scale * heated + heaters.bias_rad + heaters.drift_rad_per_K * delta_T_K
+        seen = np.pi * np.asarray(crosstalk_mW, dtype=float) / heaters.p_pi_mW
+        heated = own + (crosstalk @ seen.T).T
+    drift = heaters.drift_rad_per_K * np.asarray(delta_T_K, dtype=float)[..., None]
+    return heat_scale * heated + heaters.bias_rad + drift
 
 
 def own_phase_for(target_rad: ArrayLike, crosstalk: sp.spmatrix | None = None) -> np.ndarray:
@@ -303,7 +323,7 @@ def step_response(
     t = finite("t_s", t_s)
     if np.any(t < 0) or np.any(tau <= 0):
         raise SettingsError("times must be >= 0 s and time constants > 0 s")
-    return end + (start - end) * np.exp(-t[:, None] / tau)
+    return start + (end - start) * rise(t[:, None], tau)
 
 
 def settling_time_s(tau_s: ArrayLike, tolerance: float = 1e-3) -> float:

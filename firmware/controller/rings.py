@@ -10,13 +10,15 @@ on it. A heater only heats: a fit that asks for negative power takes the same re
 order (one FSR) up, one beyond the current limit one order down.
 
 Every locked ring is then re-centred by the same fit, after each lock, unlock and
-reconfiguration (thermal crosstalk from the new heater state moves it), re-locked from a sweep
-when it has moved out of the fit's reach, for up to :data:`RING_TRACK_ROUNDS` rounds (ring
-heaters warm each other). A lock succeeds only if every locked ring ends on resonance within
-:data:`RING_LOCK_TOLERANCE` by its fit; otherwise the command fails (-200, or -240 when a ring
-shows no resonance), naming the ring, and changes nothing: a later lock or reconfiguration
-never silently unlocks an earlier ring. All readings go through the driver's detectors (the
-emulated chip's photodiodes, or a bench's power meter), each checked against the limits.
+reconfiguration (thermal crosstalk from the new heater state moves it) and on ``RING:TRACk``
+(sent periodically, it follows the chip's drift), until within :data:`RING_TRACK_DEADBAND`;
+re-locked from a sweep when it has moved out of the fit's reach, for up to
+:data:`RING_TRACK_ROUNDS` rounds (ring heaters warm each other). A lock succeeds only if
+every locked ring ends on resonance within :data:`RING_LOCK_TOLERANCE` by its fit;
+otherwise the command fails (-200, or -240 when a ring shows no resonance), naming the ring,
+and changes nothing: a later lock or reconfiguration never silently unlocks an earlier ring.
+All readings go through the driver's detectors (the emulated chip's photodiodes, or a bench's
+power meter), each checked against the limits.
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.chip import Chip
 from photonics.progress import steps
-from photonics.ring import lorentzian_peak
+from photonics.ring import DEFAULT_HEATER_NM_PER_MW, lorentzian_peak
 
 #: Three-point fits that refine a ring lock after the sweep.
 RING_FIT_ITERATIONS = 4
 #: Rounds of re-centring every locked ring after a change.
 RING_TRACK_ROUNDS = 6
+#: A locked ring whose fit is further than this many half widths from its heater is moved onto
+#: it when tracking: 0.002 half widths is 0.18 pm for the default ring (FWHM 181 pm).
+RING_TRACK_DEADBAND = 0.002
 #: The lock sweeps its ring's heater from 0 mW over this many FSRs of power; a lock whose
 #: sweep does not fit the limits is refused before it starts.
 RING_SWEEP_FSR = 1.25
@@ -59,7 +64,7 @@ class Rings:
     detectors: tuple[int, ...] = ()
     fwhm_nm: float = 0.18
     fsr_nm: float = 9.1
-    nm_per_mW: float = 1.82
+    nm_per_mW: float = DEFAULT_HEATER_NM_PER_MW
 
     @property
     def fsr_mW(self) -> float:
@@ -199,8 +204,11 @@ class RingCommands(Core):
         x = float(powers[int(np.argmax(seen))])
         if x < RING_HEADROOM * rings.fsr_mW:
             # a heater only heats: a ring parked near 0 mW cannot follow when its neighbours or
-            # the chip warm it. The same resonance one order up (in the sweep) has headroom.
-            x += rings.fsr_mW
+            # the chip warm it. The same resonance one order up has headroom: take its peak as
+            # the sweep saw it, not x + one modelled FSR (an uncalibrated driver's power scale
+            # can be off by several % of an FSR, many linewidths)
+            up = powers >= x + rings.fsr_mW / 2
+            x = float(powers[up][int(np.argmax(seen[up]))]) if up.any() else x + rings.fsr_mW
         for _ in range(RING_FIT_ITERATIONS):  # Newton-like: each fit centres the next
             fit = self._ring_fit(ring, x, step)
             if fit is None or abs(fit[0] - x) > 3 * step:
@@ -227,11 +235,11 @@ class RingCommands(Core):
                 if fit is None or abs(fit[0] - x) >= 3 * fit[1]:
                     self._lock(ring)
                     moved = True
-                elif abs(fit[0] - x) > 0.05 * fit[1]:
+                elif abs(fit[0] - x) > RING_TRACK_DEADBAND * fit[1]:
                     self._ring_set(ring, self._on_heater(ring, fit[0]))
                     moved = True
             if not moved:
-                return  # every ring's fit is within 0.05 half widths of its heater
+                return  # every ring's fit is within the dead band of its heater
         tolerance = RING_LOCK_TOLERANCE * self.rings.fwhm_nm
         off = [r for r in rings if self._ring_error_nm(r) > tolerance]
         if off:
@@ -240,6 +248,17 @@ class RingCommands(Core):
                 f"ring {', '.join(map(str, off))}: not on resonance after {RING_TRACK_ROUNDS} "
                 "rounds of re-centring",
             )
+
+    @command(
+        "RING:TRACk",
+        summary="Re-centre every locked ring on its resonance, once: send it periodically (a "
+        "host's timer) to follow the chip's temperature drift between reconfigurations.",
+        example="RING:TRAC",
+        errors="-200 a ring still off resonance after the rounds of re-centring; "
+        + RECONFIGURE_ERRORS,
+    )
+    def track_rings(self) -> None:
+        self._track(list(self.ring_step))
 
     @command(
         "RING:UNLock",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -13,7 +13,8 @@ from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_SETTLE_TOLERANCE
 from photonics.errors import MatchingError, SettingsError, ShapeError
 from photonics.matching import Matching
 from photonics.switch import Fabric, SwitchPlan
-from photonics.thermal import DEFAULT_TAU_S, settling_time_s
+from photonics.thermal import DEFAULT_TAU_S
+from photonics.transients import ThermalDynamics, settle_time_s
 
 #: A model of the time (s) to go from one plan (None: unknown, every cell is written) to another.
 ReconfigurationModel = Callable[[SwitchPlan | None, SwitchPlan], float]
@@ -96,8 +97,10 @@ def phases_schedule(
 @dataclass(frozen=True)
 class HeaterWriteModel:
     """Reconfiguration time of a plan change as the emulated driver models it (s):
-    ``channels x channel_write_s`` plus the thermal settling of the heaters (``tau_s`` to within
-    ``settle_tolerance``, ~39 us for 5.6 us), 0 when nothing changes.
+    ``channels x channel_write_s`` plus the thermal settling of a heater's full step to within
+    ``settle_tolerance`` (:func:`photonics.transients.settle_time_s` with ``tau_s`` and
+    ``dynamics``, as the driver computes it: ~39 us for 5.6 us, first order), 0 when nothing
+    changes.
 
     ``channels = changed cells x channels_per_cell``; from an unknown state (previous plan
     ``None``) every cell is written.
@@ -107,6 +110,7 @@ class HeaterWriteModel:
     tau_s: float = DEFAULT_TAU_S
     settle_tolerance: float = DEFAULT_SETTLE_TOLERANCE
     channels_per_cell: int = 1
+    dynamics: ThermalDynamics = field(default_factory=ThermalDynamics)
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.channel_write_s) and self.channel_write_s >= 0):
@@ -124,7 +128,11 @@ class HeaterWriteModel:
         if n_changed_cells == 0:
             return 0.0
         channels = n_changed_cells * self.channels_per_cell
-        return channels * self.channel_write_s + settling_time_s(self.tau_s, self.settle_tolerance)
+        # the emulated driver's physics for one heater's full step (pi), within the tolerance
+        settle = settle_time_s(
+            [np.pi], [self.tau_s], None, self.dynamics, self.settle_tolerance * np.pi
+        )
+        return channels * self.channel_write_s + settle
 
     def __call__(self, previous: SwitchPlan | None, new: SwitchPlan) -> float:
         n = new.theta.size if previous is None else int(new.changed_cells(previous).size)

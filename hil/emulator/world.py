@@ -15,15 +15,20 @@ output through another facet; a power meter reads it with Gaussian noise of the 
 floor on top, as a magnitude (``|P + n|``: a detector reads no negative power). Dark (no laser
 on): the noise's magnitude only, around the noise floor, never exactly zero.
 
-Time: a heater write takes effect after its modeled hardware time (per-channel write time plus
-thermal settling; ``docs/physics.md``, sections 7 and 10), on the world's clock
-(``time.monotonic`` by default, :class:`ManualClock` in tests); :meth:`BenchWorld.wait_settled`
-waits (sleeps, or advances a manual clock) until the last write has taken effect, as an
-instrument's ``*OPC?`` and the switch's do. The driver handles writes in
-order: a write starts when the previous one has taken effect. A reading at time ``t`` sees the
-currents in effect at ``t``. Laser and fibre-switch changes act at once. Batches of the
-firmware's ``measure`` (calibration, ring-lock sweeps) are not replayed to the meters: they see
-the state before and after.
+Time: the driver writes a heater write's channels one after the other, one every
+``channel_write_s``, starting when the previous write has settled; each channel's heat then
+spreads as the heaters' step responses say (:mod:`photonics.transients`: its own first-order
+response, the slower crosstalk to its neighbours, the chip-wide self-heating), so a reading at
+time ``t`` sees the light of the heat at ``t``, transient included, on the world's clock
+(``time.monotonic`` by default, :class:`ManualClock` in tests). A write has settled after the
+driver's modeled time (the writes plus the physics' settling, ``docs/physics.md`` section 5);
+:meth:`BenchWorld.wait_settled` waits (sleeps, or advances a manual clock) until then, as an
+instrument's ``*OPC?`` and the switch's do. The chip's temperature is the driver's
+``delta_T_K``, plus the self-heating, plus an :class:`~photonics.drift.AmbientDrift` when the
+world has one; the firmware's own readings (``detect``, ``measure``) see the chip in steady
+state at the temperature of the moment. Laser and fibre-switch changes act at once. Batches of
+the firmware's ``measure`` (calibration, ring-lock sweeps) are not replayed to the meters: they
+see the state before and after.
 
 Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driver and light.
 """
@@ -36,14 +41,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from firmware.controller import Controller, Rings
-from firmware.driver import DriverError, EmulatedDriver
+from firmware.driver import REFERENCE_TEMPERATURE_C, DriverError, EmulatedDriver
 from photonics.chip import REFERENCE_WAVELENGTH_NM, Chip, ChipSpec
+from photonics.drift import AmbientDrift
 from photonics.errors import PortError, SettingsError
 from photonics.switch import FeedForwardFabric
 from photonics.thermal import Heaters
+from photonics.transients import SETTLED_AFTER_TAU, Heat, ThermalDynamics, heat_at
 
 #: Fibre-to-chip coupling loss per facet, dB (published 1.8-3.6 dB: ``docs/physics.md`` [1]).
 FACET_LOSS_DB = 2.5
@@ -51,8 +59,21 @@ FACET_LOSS_DB = 2.5
 MODEL_WAVELENGTH_NM = (1000.0, 2000.0)
 #: A laser's power when it is first added, mW (0 dBm).
 DEFAULT_LASER_POWER_MW = 1.0
-#: Heater states kept for readings in the past (power-meter logging), newest last.
+#: Heater writes kept for readings in the past (power-meter logging), newest last.
 HISTORY_LENGTH = 1024
+#: Most points a reading averaged over a meter's averaging time is taken at.
+AVERAGING_POINTS = 8
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One heater write: when each channel took its value (s, world clock), the powers (mW)
+    and currents (mA) after it, and when it has settled (s)."""
+
+    applied_s: np.ndarray
+    power_mW: np.ndarray
+    current_mA: np.ndarray
+    settled_s: float
 
 
 class ManualClock:
@@ -99,6 +120,10 @@ class _ChipAtLaser:
     def heaters(self) -> Heaters:
         return self.chip.heaters
 
+    @property
+    def crosstalk(self) -> sp.csr_matrix | None:
+        return self.chip.crosstalk
+
     def detect(
         self,
         current_mA: np.ndarray,
@@ -106,8 +131,10 @@ class _ChipAtLaser:
         rng: np.random.Generator | None = None,
         delta_T_K: float = 0.0,
     ) -> np.ndarray:
-        wavelength = self._world.wavelength_nm
-        return self.chip.detect(current_mA, input_field, rng, delta_T_K, wavelength)
+        # the chip's temperature now (the driver's offset, drift and self-heating)
+        world = self._world
+        delta_T_K = float(world.temperature_K())
+        return self.chip.detect(current_mA, input_field, rng, delta_T_K, world.wavelength_nm)
 
     def heater_voltage(self, current_mA: np.ndarray) -> np.ndarray:
         return self.chip.heater_voltage(current_mA)
@@ -119,9 +146,18 @@ class BenchDriver(EmulatedDriver):
     reads the bench's light (not ``launch_mW``): what the power meter reads once the last
     heater write has taken effect, as a switch reads its detectors after settling."""
 
-    def __init__(self, world: BenchWorld, chip: Chip, rng: np.random.Generator) -> None:
-        super().__init__(_ChipAtLaser(chip, world), rng=rng)
+    def __init__(
+        self,
+        world: BenchWorld,
+        chip: Chip,
+        rng: np.random.Generator,
+        dynamics: ThermalDynamics | None = None,
+    ) -> None:
+        super().__init__(_ChipAtLaser(chip, world), rng=rng, dynamics=dynamics)
         self._world = world
+
+    def temperature_C(self) -> float:
+        return REFERENCE_TEMPERATURE_C + float(self._world.temperature_K())
 
     def write(self, channels: Sequence[int], current_mA: Sequence[float]) -> float:
         with self._world.lock:
@@ -130,7 +166,7 @@ class BenchDriver(EmulatedDriver):
             except DriverError:  # a link lost part-way: what was written acts at once
                 self._world._record(0.0)
                 raise
-            self._world._record(seconds)
+            self._world._record(seconds, channels)
             return seconds
 
     def currents(self) -> np.ndarray:
@@ -176,6 +212,8 @@ class BenchWorld:
         seed: int = 0,
         facet_loss_db: float = FACET_LOSS_DB,
         clock: Callable[[], float] = time.monotonic,
+        dynamics: ThermalDynamics | None = None,
+        drift: AmbientDrift | None = None,
     ) -> None:
         if not 0 <= facet_loss_db < 100:
             raise SettingsError(f"facet_loss_db must be in 0..100 dB, got {facet_loss_db}")
@@ -189,11 +227,11 @@ class BenchWorld:
         self._lit: list[str] = []  # lasers that are on, in the order they were switched on
         self._selected = 0
         self._noise = np.random.default_rng([seed, 1])
-        self.driver = BenchDriver(self, self.chip, np.random.default_rng(seed))
-        self._history: list[tuple[float, np.ndarray]] = [(-np.inf, self.driver.currents())]
-        # the last heater state's noise-free readings for every input: a meter is read channel
-        # by channel and a bench switches inputs between readings
-        self._last: tuple[object, np.ndarray] = ((), np.zeros(0))
+        #: The ambient drift of the chip's temperature (None: only the driver's fixed offset).
+        self.drift = drift
+        self.driver = BenchDriver(self, self.chip, np.random.default_rng(seed), dynamics)
+        zero = self.driver.currents()
+        self._history = [_Write(np.full(zero.size, -np.inf), zero.copy(), zero, -np.inf)]
         self.controller = self._controller()
 
     def _controller(self) -> Controller:
@@ -214,37 +252,76 @@ class BenchWorld:
         return self.chip.n_ports
 
     # ---- heaters in time ---------------------------------------------------------------------
-    def _record(self, seconds: float) -> None:
-        """The driver's currents now take effect ``seconds`` after the previous write has."""
+    def _record(self, seconds: float, channels: Sequence[int] = ()) -> None:
+        """The driver's currents were just written, ``channels`` in that order, one every
+        ``channel_write_s``, starting when the previous write has settled; they have settled
+        ``seconds`` after that start (see the module docstring)."""
         now = self.driver.currents()
-        last_s, last = self._history[-1]
-        if np.array_equal(now, last):
+        last = self._history[-1]
+        if np.array_equal(now, last.current_mA):
             return
-        self._history.append((max(self.clock(), last_s) + seconds, now))
+        start = max(self.clock(), last.settled_s)
+        applied = np.full(now.size, start)
+        if seconds > 0:  # channel i of the write takes its value when its write ends
+            order = np.asarray(channels, dtype=np.int64).ravel()
+            applied[order] = start + self.driver.channel_write_s * (1 + np.arange(order.size))
+        power = self.chip.heaters.power_mW(now)
+        self._history.append(_Write(applied, power, now, start + seconds))
         del self._history[:-HISTORY_LENGTH]
 
     @property
     def settled_at(self) -> float:
-        """When the last heater write takes effect, on the world's clock, s."""
+        """When the last heater write has settled, on the world's clock, s."""
         with self.lock:
-            return self._history[-1][0]
+            return self._history[-1].settled_s
 
     def wait_settled(self) -> None:
-        """Return once the last heater write has taken effect (at once when it has)."""
+        """Return once the last heater write has settled (at once when it has)."""
         while (left := self.settled_at - self.clock()) > 0:
             self._sleep(left)
 
     def applied_currents(self, t_s: float | None = None) -> np.ndarray:
-        """The heater currents in effect at ``t_s`` (default now), mA."""
+        """The heater currents the driver had written by ``t_s`` (default now), mA: each
+        channel's value once its write has ended (its heat then still spreads)."""
         with self.lock:
-            return self._history[self._index(np.atleast_1d(self._now(t_s)))[0]][1].copy()
+            t = float(self._now(t_s))
+            out = self._history[0].current_mA.copy()
+            for w in self._history[1:]:
+                done = w.applied_s <= t
+                out[done] = w.current_mA[done]
+            return out
 
     def _now(self, t_s: ArrayLike | None) -> np.ndarray:
         return np.asarray(self.clock() if t_s is None else t_s, dtype=float)
 
-    def _index(self, times: np.ndarray) -> np.ndarray:
-        starts = np.array([t for t, _ in self._history])
-        return np.maximum(np.searchsorted(starts, times, side="right") - 1, 0)
+    def heat(self, times_s: ArrayLike) -> Heat:
+        """The heat of the heaters at ``times_s`` (s, world clock): each write's step responses
+        (:func:`photonics.transients.heat_at`), from the last write settled long before."""
+        t = np.atleast_1d(self._now(times_s)).astype(float)
+        dynamics = self.driver.dynamics
+        tau = self.chip.heaters.tau_s
+        horizon = SETTLED_AFTER_TAU * max(dynamics.slowest_s(tau), dynamics.chip_tau_s)
+        with self.lock:
+            history = self._history
+            first = 0
+            for k in range(len(history) - 1, 0, -1):  # writes settled before the first time
+                if history[k].applied_s.max() + horizon <= t.min():
+                    first = k
+                    break
+            relevant = history[first:]
+            applied = np.array([w.applied_s for w in relevant])
+            power = np.array([w.power_mW for w in relevant])
+        return heat_at(t, applied, power, tau, dynamics)
+
+    def temperature_K(self, times_s: ArrayLike | None = None) -> np.ndarray:
+        """The chip's temperature above the reference at ``times_s`` (default now), K: the
+        driver's ``delta_T_K``, the ambient drift (when the world has one) and the chip's
+        self-heating by its heaters."""
+        t = self._now(times_s)
+        out = self.driver.delta_T_K + self.heat(t).chip_K
+        if self.drift is not None:
+            out = out + self.drift.temperature_K(np.maximum(np.atleast_1d(t), 0.0))
+        return out if t.ndim else out[0]
 
     # ---- light -------------------------------------------------------------------------------
     def add_laser(self, name: str) -> None:
@@ -309,33 +386,42 @@ class BenchWorld:
     def selected_input(self) -> int:
         return self._selected
 
-    def output_power_mW(self, times_s: ArrayLike | None = None) -> np.ndarray:
+    def output_power_mW(
+        self, times_s: ArrayLike | None = None, averaging_s: float = 0.0
+    ) -> np.ndarray:
         """Power a meter reads on every chip output, mW: shape ``(n_ports,)`` now, or
-        ``(len(times_s), n_ports)`` at those times (s, world clock) with the heaters in effect
-        then and the light as it is now."""
+        ``(len(times_s), n_ports)`` at those times (s, world clock) with the heat then and the
+        light as it is now. With ``averaging_s``, each reading is the mean over the
+        ``averaging_s`` before its time (a meter's averaging), taken at up to
+        :data:`AVERAGING_POINTS` points."""
         with self.lock:
             times = self._now(times_s)
-            index = self._index(np.atleast_1d(times))
-            power = np.zeros((index.size, self.n_ports))
+            ends = np.atleast_1d(times)
+            power = np.zeros((ends.size, self.n_ports))
             source = self.source()
-            key = (tuple(self._history[i][0] for i in index), source, self.driver.delta_T_K)
             if source is not None and source.power_mW > 0:
-                if key != self._last[0]:  # solve the chip once per state, for every input
-                    states, back = np.unique(index, return_inverse=True)
-                    amplitude = np.sqrt(source.power_mW * self.facet_transmission)
-                    seen = np.array(
-                        [
-                            self.chip.detect(
-                                self._history[i][1],
-                                amplitude * np.eye(self.n_ports),  # one row per input
-                                delta_T_K=self.driver.delta_T_K,
-                                wavelength_nm=source.wavelength_nm,
-                            )
-                            for i in states
-                        ]
-                    )  # [state, input, output]
-                    self._last = (key, seen[back] * self.facet_transmission)
-                power = self._last[1][:, self._selected]
+                m = self._averaging_points(averaging_s)
+                offsets = averaging_s * (np.arange(m) + 0.5) / m - averaging_s
+                at = (ends[:, None] + offsets).ravel()
+                heat = self.heat(at)
+                field = np.zeros(self.n_ports)
+                field[self._selected] = np.sqrt(source.power_mW * self.facet_transmission)
+                seen = self.chip.power_of_heat(
+                    heat.own,
+                    heat.crosstalk,
+                    self.temperature_K(at),
+                    field,
+                    source.wavelength_nm,
+                )
+                power = seen.reshape(ends.size, m, -1).mean(axis=1) * self.facet_transmission
             noise = self._noise.normal(0.0, self.chip.spec.noise_floor_mW, power.shape)
             power = np.abs(power + noise)  # a detector reads a magnitude: never below zero
             return power if times.ndim else power[0]
+
+    def _averaging_points(self, averaging_s: float) -> int:
+        """Points for a mean over ``averaging_s``: one per quarter of the fastest heater's time
+        constant, at most :data:`AVERAGING_POINTS`, one without averaging."""
+        if not averaging_s > 0:
+            return 1
+        fastest = float(np.min(self.chip.heaters.tau_s))
+        return int(min(AVERAGING_POINTS, max(1, np.ceil(4 * averaging_s / fastest))))

@@ -68,6 +68,7 @@ ACTIONS = (
     "RING:LOCK 0",
     "RING:LOCK 1",
     "RING:UNL 0",
+    "RING:TRAC",
     "CAL:RUN",
     "CAL:RUN ON",
     "CAL:SAVE",

@@ -26,6 +26,15 @@ def _true_error(c: Controller) -> np.ndarray:
     return np.abs(ring.detuning_nm(REFERENCE_WAVELENGTH_NM, shift)) / ring.fwhm_nm()
 
 
+def _error_at(c: Controller, currents: np.ndarray, channel: int, mA: float) -> float:
+    """Ring 1's :func:`_true_error` with ``channel`` at ``mA`` (the rest at ``currents``)."""
+    chip, ring = c.driver.chip, c.driver.chip.spec.ring
+    row = currents.copy()
+    row[channel] = mA
+    shift = chip.ring_shift_nm(row, c.driver.delta_T_K)[1]
+    return float(abs(ring.detuning_nm(REFERENCE_WAVELENGTH_NM, shift)) / ring.fwhm_nm())
+
+
 def _locked_rings_on_resonance(c: Controller) -> bool:
     return bool(np.all(_true_error(c)[list(c.ring_step)] <= RING_LOCK_TOLERANCE))
 
@@ -142,9 +151,26 @@ def test_a_ring_set_far_off_resonance_is_not_reported_locked_and_is_locked_again
     sw, c = _switch(ports=4, seed=0)
     sw.connect([(0, 1)])
     sw.lock_ring(1)
-    sw.set_heater(c.rings.channels[1], 9.0)  # by hand
+    channel = c.rings.channels[1]
+    # by hand, to the current that puts the ring furthest off resonance (about half an FSR)
+    held = c.driver.currents()
+    far = max(np.linspace(0.0, 9.5, 39), key=lambda i: _error_at(c, held, channel, i))
+    sw.set_heater(channel, float(far))
     assert _true_error(c)[1] > 10
     assert not any(sw.ring_status(1)[0] for _ in range(20))  # each reads the noise anew
     assert sw.status()["ring_drifted"]
     sw.connect([(0, 2), (1, 3)])  # a reconfiguration re-centres the locked rings
     assert _locked_rings_on_resonance(c) and sw.ring_status(1)[0]
+
+
+def test_ring_track_follows_the_chip_warming_to_within_half_a_picometre() -> None:
+    sw, c = _switch(ports=4, seed=1)
+    sw.connect([(0, 2), (1, 3)])
+    sw.lock_ring(2)
+    fwhm_pm = 1e3 * c.driver.chip.spec.ring.fwhm_nm()
+    for warming in (0.3, -0.5, 0.05):  # K: 24 pm, -40 pm, 4 pm of the ring's thermal shift
+        c.driver.delta_T_K += warming
+        assert _true_error(c)[2] * fwhm_pm > 3.0  # the drift moved it
+        sw.track_rings()
+        assert _true_error(c)[2] * fwhm_pm < 0.5  # RING:TRAC pulled it back
+    assert sw.ring_status(2)[0]

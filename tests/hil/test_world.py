@@ -10,6 +10,7 @@ from firmware.driver import DEFAULT_CHANNEL_WRITE_S
 from hil.emulator.world import FACET_LOSS_DB, BenchWorld, ManualClock
 from photonics.errors import LimitError, PortError, SettingsError
 from photonics.thermal import settling_time_s
+from photonics.transients import rise
 
 SEED = 3
 
@@ -27,13 +28,15 @@ def world(chip) -> BenchWorld:
     return world
 
 
-def expected_mW(world: BenchWorld, currents: np.ndarray) -> np.ndarray:
-    """What the meters should read without noise: chip at the laser, both facets' loss."""
+def expected_mW(world: BenchWorld, currents: np.ndarray, at_s: float | None = None) -> np.ndarray:
+    """What the meters should read without noise once the heaters have settled: chip at the
+    laser and at its temperature at ``at_s`` (default now; self-heating), both facets' loss."""
     t = 10 ** (-FACET_LOSS_DB / 10)
     laser = world.source()
     field = np.zeros(world.n_ports, complex)
     field[world.selected_input] = np.sqrt(laser.power_mW * t)
-    return world.chip.detect(currents, field, wavelength_nm=laser.wavelength_nm) * t
+    dT = float(world.temperature_K(at_s))
+    return world.chip.detect(currents, field, delta_T_K=dT, wavelength_nm=laser.wavelength_nm) * t
 
 
 def noise(world: BenchWorld) -> float:
@@ -59,36 +62,67 @@ def test_readings_match_the_chip_through_both_facets(world: BenchWorld) -> None:
     assert np.allclose(seen, expected_mW(world, np.zeros(world.chip.n_heaters)), atol=6e-6)
 
 
-def test_a_heater_write_acts_only_after_its_modeled_time(world: BenchWorld) -> None:
-    clock = world.clock
+def test_a_heater_write_moves_the_light_along_its_thermal_transient(world: BenchWorld) -> None:
+    clock, h = world.clock, world.chip.heaters
     before = world.output_power_mW()
+    old = world.driver.currents()
+    t0 = clock()
     seconds = world.driver.write([0, 1], [6.0, 3.0])  # MZI 0 sits on input 0
-    tau = np.broadcast_to(world.chip.heaters.tau_s, (world.chip.n_heaters,))
-    assert seconds == pytest.approx(2 * DEFAULT_CHANNEL_WRITE_S + settling_time_s(tau[:2]))
-    assert world.settled_at == pytest.approx(clock() + seconds)
     new = world.driver.currents()
-    assert np.allclose(world.output_power_mW(), before, atol=6e-6)  # not yet
-    clock.advance(0.99 * seconds)
+    cw = DEFAULT_CHANNEL_WRITE_S
+    assert seconds == pytest.approx(2 * cw + world.driver.settle_s(old, new))
+    assert world.driver.settle_s(old, new) > settling_time_s(h.tau_s[0])  # crosstalk is slower
+    assert world.settled_at == pytest.approx(t0 + seconds)
+    clock.advance(0.99 * cw)  # channel 0's write has not ended: nothing has moved
     assert np.allclose(world.output_power_mW(), before, atol=6e-6)
     assert world.applied_currents()[0] == 0.0
-    clock.advance(0.02 * seconds)
+    # channel 0 heats as its first-order response, from the end of its write
+    times = t0 + cw + np.array([0.5, 1.0, 3.0]) * h.tau_s[0]
+    own = world.heat(times).own[:, 0]
+    expected = h.power_mW(new)[0] * rise(times - t0 - cw, h.tau_s[0])
+    assert np.allclose(own, expected, rtol=1e-12)
+    # half-way through, the light is neither the old state's nor the new one's
+    middle = world.output_power_mW(t0 + cw + h.tau_s[0])
+    assert np.abs(middle - before).max() > 1e-4
+    clock.now_s = world.settled_at + 1e-3  # long settled (180 time constants)
     after = world.output_power_mW()
     assert np.allclose(after, expected_mW(world, new), atol=6e-6)
-    assert np.abs(after - before).max() > 1e-3  # the write really moved the light
+    assert np.abs(after - middle).max() > 1e-4 and np.abs(after - before).max() > 1e-3
 
 
 def test_writes_act_in_order_each_after_the_previous(world: BenchWorld) -> None:
-    t0 = world.clock()
+    t0, cw = world.clock(), DEFAULT_CHANNEL_WRITE_S
     first = world.driver.write([0], [6.0])
     second = world.driver.write([0, 2], [2.0, 5.0])
     assert world.settled_at == pytest.approx(t0 + first + second)
-    assert world.applied_currents(t0 + first + 0.5 * second)[[0, 2]].tolist() == [6.0, 0.0]
+    # each channel takes its value when its write ends: channel 0, then channel 2
+    assert world.applied_currents(t0 + 0.5 * cw)[[0, 2]].tolist() == [0.0, 0.0]
+    assert world.applied_currents(t0 + first + 0.5 * cw)[[0, 2]].tolist() == [6.0, 0.0]
+    assert world.applied_currents(t0 + first + 1.5 * cw)[[0, 2]].tolist() == [2.0, 0.0]
     assert world.applied_currents(world.settled_at)[[0, 2]].tolist() == [2.0, 5.0]
-    # readings at past times see the heaters then
-    times = [t0, t0 + first + 0.5 * second, world.settled_at]
+    # readings at past times see the heat then: settled states long after each write
+    times = [t0, t0 + first - 1e-12, world.settled_at + 1e-3]
+    world.clock.now_s = times[-1]
     seen = world.output_power_mW(times)
     states = [world.applied_currents(t) for t in times]
-    assert np.allclose(seen, [expected_mW(world, s) for s in states], atol=6e-6)
+    assert np.allclose(seen[0], expected_mW(world, states[0], times[0]), atol=6e-6)
+    assert np.allclose(seen[2], expected_mW(world, states[2], times[2]), atol=6e-6)
+    assert np.abs(seen[1] - seen[0]).max() > 1e-4  # the first write had acted
+
+
+def test_a_meter_reading_averages_over_its_averaging_time(world: BenchWorld) -> None:
+    t0 = world.clock()
+    world.driver.write([0], [6.0])
+    start = t0 + DEFAULT_CHANNEL_WRITE_S
+    tau = float(world.chip.heaters.tau_s[0])
+    # a reading averaged over the first 4 time constants is the mean of the transient in them
+    averaged = world.output_power_mW([start + 4 * tau], averaging_s=4 * tau)[0]
+    points = start + 4 * tau * (np.arange(8) + 0.5) / 8
+    world._noise = np.random.default_rng(0)  # noiseless comparison: the same draws
+    mean = world.output_power_mW(points).mean(axis=0)
+    assert np.allclose(averaged, mean, atol=1e-5)
+    end = world.output_power_mW([start + 4 * tau])[0]
+    assert np.abs(averaged - end).max() > 1e-4  # not the value at the end of the sample
 
 
 def test_the_fibre_switch_lights_another_input(world: BenchWorld) -> None:
@@ -150,12 +184,12 @@ def test_controller_and_direct_writes_reach_the_same_heaters(world: BenchWorld) 
     assert controller.handle("HEAT:CURR 0,6mA") is None
     assert controller.handle("SYST:ERR?") == '0,"No error"'
     assert world.driver.currents()[0] == 6.0
-    assert np.allclose(world.output_power_mW(), before, atol=6e-6)  # not settled yet
+    assert np.allclose(world.output_power_mW(), before, atol=6e-6)  # not written yet
     world.clock.now_s = world.settled_at
     moved = world.output_power_mW()
     assert np.abs(moved - before).max() > 1e-3
     world.driver.write([0], [0.0])  # a direct write, seen by the controller too
-    world.clock.now_s = world.settled_at
+    world.clock.now_s = world.settled_at + 1.0  # the chip has cooled again (self-heating)
     assert controller.handle("HEAT:CURR? 0") == "0"
     assert np.allclose(world.output_power_mW(), before, atol=6e-6)
 
@@ -176,12 +210,13 @@ def test_the_switch_reads_the_bench_light_once_its_heaters_have_settled(world: B
     assert world.settled_at > world.clock()
     spent = world.driver.elapsed_s
     seen = world.driver.monitor()
-    settled = expected_mW(world, world.driver.currents())
-    assert np.allclose(seen, settled, atol=6e-6) and int(np.argmax(seen)) == 6
+    settled = expected_mW(world, world.driver.currents(), world.settled_at)
+    # read at the settling time: within the settling tolerance (1e-3 of the largest step)
+    assert np.allclose(seen, settled, atol=6e-6, rtol=1e-2) and int(np.argmax(seen)) == 6
     assert not np.allclose(world.output_power_mW(), settled, atol=1e-3)  # the meter, now
-    assert world.driver.monitor([6, 1]) == pytest.approx(settled[[6, 1]], abs=6e-6)
+    assert world.driver.monitor([6, 1]) == pytest.approx(settled[[6, 1]], abs=6e-6, rel=1e-2)
     assert world.driver.elapsed_s == pytest.approx(spent + 2 * world.driver.read_s)
-    assert float(controller.handle("MEAS:POW? 6")) == pytest.approx(settled[6], abs=6e-6)
+    assert float(controller.handle("MEAS:POW? 6")) == pytest.approx(settled[6], rel=1e-2)
 
 
 def test_a_refused_write_leaves_the_bench_as_it_was(world: BenchWorld) -> None:
@@ -235,3 +270,54 @@ def test_the_switch_sees_a_heater_write_behind_its_back(world: BenchWorld) -> No
     assert code == "-330" and "channel 0" in text
     c.handle("ROUT:MATC 0,1,2,3")  # the switch writes its route again: read-back agrees
     assert int(c.handle("STAT:QUES?")) & 32 == 0 and c.handle("*TST?") == "0"
+
+
+def test_the_meter_logs_a_reconfiguration_settling_as_the_time_constants_say() -> None:
+    from hil.emulator.instruments.power_meters import PowerMeterN7744A
+    from hil.instruments.base import parse_float32_block
+    from photonics.chip import Chip, ChipSpec
+    from photonics.transients import settle_time_s
+
+    world = BenchWorld(Chip(ChipSpec(n_ports=4, seed=2)), seed=2, clock=ManualClock(0.0))
+    world.add_laser("tls")
+    world.set_laser("tls", on=True)
+    world.driver.channel_write_s = 0.0  # every channel at once: the heaters' own settling
+    assert world.controller.handle("ROUT:MATC 0,1,2,3;*OPC?") == "1"
+    world.clock.advance(1.0)
+    meter = PowerMeterN7744A(world, channels=4)
+    meter.handle(":SENS3:FUNC:PAR:LOGG 100,1E-6")
+    meter.handle(":SENS3:FUNC:STAT LOGG,STAR")
+    old, start = world.driver.currents(), world.clock()
+    world.controller.handle("ROUT:MATC 0,2,1,3")  # input 0 moves from output 1 to output 2
+    assert world.controller.handle("*OPC?") == "1"  # returns at the settled state ...
+    assert world.clock() == pytest.approx(world.settled_at)  # ... on the manual clock
+    world.clock.advance(1e-4)
+    mW = 1e3 * parse_float32_block("meter", meter.handle(":SENS3:FUNC:RES?"))
+    t = 1e-6 * np.arange(1, 101)  # each sample's end after the write
+    swing = mW[-1] - mW[0]
+    assert swing > 0.1  # the light arrived
+    outside = np.abs(mW - mW[-1]) > 0.01 * swing
+    measured = t[np.flatnonzero(outside)[-1]]
+    h = world.chip.heaters
+    step = np.pi * (h.power_mW(world.driver.currents()) - h.power_mW(old)) / h.p_pi_mW
+    model = settle_time_s(step, h.tau_s, world.chip.crosstalk, world.driver.dynamics, 0.2)
+    # a transient, as modelled: 1 us samples put the measured time +16 to +23 % above the model
+    # on 12 chips (4 and 8 ports, seeds 0-5; the model bounds each heater alone, and the
+    # phase errors along a path add)
+    assert measured > 2e-6 and 0 <= measured / model - 1 < 0.25
+    assert start < world.settled_at
+
+
+def test_the_chip_temperature_adds_drift_and_self_heating(chip) -> None:
+    from photonics.drift import AmbientDrift
+
+    drift = AmbientDrift(seed=5)
+    world = BenchWorld(chip, seed=SEED, clock=ManualClock(100.0), drift=drift)
+    world.driver.delta_T_K = 0.25
+    assert world.temperature_K() == pytest.approx(0.25 + drift.temperature_K([100.0])[0])
+    power_W = 1e-3 * world.chip.heaters.power_mW(np.full(chip.n_heaters, 0.0) + 3.0).sum()
+    world.driver.write(list(range(chip.n_heaters)), [3.0] * chip.n_heaters)
+    world.clock.advance(10.0)  # long after: the die has risen by R_th times the power
+    expected = 0.25 + float(drift.temperature_K([world.clock()])[0]) + 1.0 * power_W
+    assert world.temperature_K() == pytest.approx(expected, abs=1e-9)
+    assert world.driver.temperature_C() == pytest.approx(25.0 + expected)

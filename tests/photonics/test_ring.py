@@ -99,11 +99,15 @@ def test_critical_coupling_has_a_through_null(loss: float, r2: float | None, R: 
 def test_tuning_coefficients() -> None:
     # 4.4 uW/GHz is 227.3 GHz/mW, i.e. 1.821 nm/mW at 1550 nm
     assert heater_nm_per_mW(4.4) == pytest.approx(1550**2 * (1e3 / 4.4) / 299_792_458.0)
-    assert abs(DEFAULT_HEATER_NM_PER_MW - 1.8213) < 1e-4
+    assert RingThermal.integrated().heater_nm_per_mW == pytest.approx(1.8213, abs=1e-4)
+    # the default, a TiN top heater: one FSR of round trip (2 pi) for 2 P_pi of the MZI heater
+    assert pytest.approx(MicroRing().fsr_nm() / (2 * 21.4)) == DEFAULT_HEATER_NM_PER_MW
+    assert 0.1 <= DEFAULT_HEATER_NM_PER_MW <= 0.3  # the published range for top heaters
     # ~10 GHz/K and the 0.08 nm/K default agree within 0.2 %
     assert float(ghz_to_nm(10.0)) == pytest.approx(RingThermal().ambient_nm_per_K, rel=2e-3)
-    # P_pi of a ring heater: half an FSR, 2.5 mW
-    assert RingThermal().p_pi_mW(MicroRing()) == pytest.approx(2.499, abs=1e-3)
+    # P_pi of a ring heater: half an FSR, the MZI heater's 21.4 mW (integrated: 2.5 mW)
+    assert RingThermal().p_pi_mW(MicroRing()) == pytest.approx(21.4)
+    assert RingThermal.integrated().p_pi_mW(MicroRing()) == pytest.approx(2.499, abs=1e-3)
 
 
 @given(st.floats(0, 5), st.floats(-20, 20))

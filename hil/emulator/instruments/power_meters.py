@@ -68,8 +68,9 @@ class PowerMeterN7744A(ScpiInstrument):
     ``:SENS<n>[:CHAN1]:FUNC:STAT LOGG,STAR|STOP`` and its query (``LOGGING_STABILITY`` or
     ``NONE``, then ``PROGRESS`` or ``COMPLETE``), ``:SENS<n>[:CHAN1]:FUNC:RES?`` (the log as a
     binary block of little-endian float32, W). Logging runs on the world's clock: sample ``k``
-    is averaged over ``[start + k t, start + (k + 1) t)`` and reads the heaters in effect at
-    its end. The wavelength setting is kept but the detector's response is flat.
+    is the light averaged over ``[start + k t, start + (k + 1) t)``, the heaters' thermal
+    transients included (a reconfiguration logged at 1 us shows the light moving). The
+    wavelength setting is kept but the detector's response is flat.
     ``:READ:POW:ALL:CSV?`` and ``:FETC:POW:ALL:CSV?`` read every channel at once (comma-
     separated, each in its unit); ``:SENS<n>:POW:RANG[:UPP]`` (dBm) and ``:SENS<n>:POW:RANG:AUTO``,
     ``:INIT<n>:CONT``, ``:TRIG<n>:INP IGN|SME|CME|MME|PRE`` are kept; ``:SLOT<n>:IDN?`` names
@@ -221,7 +222,8 @@ class PowerMeterN7744A(ScpiInstrument):
             raise ScpiError(-221, "logging still in progress")
         if c.log_data is None:  # sample k averages [start + k t, start + (k + 1) t)
             ends = c.log_start_s + c.log_averaging_s * np.arange(1, c.log_points + 1)
-            c.log_data = 1e-3 * self.world.output_power_mW(ends)[:, self.outputs[n - 1]]
+            seen = self.world.output_power_mW(ends, averaging_s=c.log_averaging_s)
+            c.log_data = 1e-3 * seen[:, self.outputs[n - 1]]
         return float32_block(c.log_data)
 
 

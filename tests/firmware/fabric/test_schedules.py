@@ -14,6 +14,7 @@ from firmware.fabric import (
     schedule_timing,
 )
 from photonics import Matching, MatchingError, SettingsError, ShapeError
+from photonics.transients import ThermalDynamics, settle_time_s
 from tests.firmware.fabric.fabrics import clements
 
 
@@ -44,6 +45,12 @@ def test_heater_write_model_gives_the_drivers_time_per_changed_cell():
     single = Schedule([(m1, 1e-3)])
     assert schedule_timing(single, model, plan_schedule(fabric, single)).duty_cycle == 1.0
     assert model.seconds(0) == 0.0
+    # a measured two-pole heater settles later, by the same physics as the driver's
+    two_pole = HeaterWriteModel(channel_write_s=0.0, dynamics=ThermalDynamics(tau2_s=3e-6))
+    assert two_pole.seconds(1) > 5.6e-6 * math.log(1e3)
+    assert two_pole.seconds(1) == pytest.approx(
+        settle_time_s([np.pi], [5.6e-6], None, ThermalDynamics(tau2_s=3e-6), 1e-3 * np.pi)
+    )
 
 
 def test_phases_schedule_keeps_the_phase_order_and_dwells():

@@ -1,0 +1,114 @@
+"""Heaters in time: step responses, the heat of a sequence of writes, settling."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from photonics import SettingsError, ShapeError
+from photonics.thermal import (
+    CrosstalkModel,
+    Heaters,
+    crosstalk_matrix,
+    phase_of_heat,
+    settling_time_s,
+    step_response,
+)
+from photonics.transients import ThermalDynamics, heat_at, rise, settle_time_s
+
+taus = st.floats(1e-7, 1e-4)
+
+
+@given(taus, taus, st.floats(0, 20))
+def test_two_poles_rise_monotonically_and_later_than_either(tau, tau2, t_in_tau) -> None:
+    t = t_in_tau * tau
+    one, two = float(rise(t, tau)), float(rise(t, tau, tau2))
+    assert 0 <= two <= one <= 1
+    assert two <= float(rise(t, tau2)) + 1e-12
+    assert float(rise(t * 1.1 + 1e-9, tau, tau2)) >= two - 1e-12  # never falls back
+    # equal poles are the limit of nearly equal ones
+    assert float(rise(t, tau, tau * (1 + 1e-7))) == pytest.approx(
+        float(rise(t, tau, tau)), abs=1e-6
+    )
+
+
+def test_one_pole_is_the_first_order_step_response() -> None:
+    t = np.linspace(0, 5e-5, 11)
+    assert np.allclose(step_response([0.0], [2.0], [5.6e-6], t)[:, 0], 2 * rise(t, 5.6e-6))
+    assert float(rise(-1.0, 5.6e-6)) == 0.0  # nothing before the step
+    assert float(rise(5.6e-6, 5.6e-6)) == pytest.approx(1 - np.exp(-1))
+
+
+def test_the_heat_of_writes_adds_their_step_responses() -> None:
+    d = ThermalDynamics()
+    tau = np.array([5.6e-6, 2.2e-6])
+    applied = np.array([[0.0, 0.0], [1e-5, 2e-5], [5e-5, 5e-5]])
+    power = np.array([[1.0, 0.0], [3.0, 2.0], [1.0, 0.0]])  # up, then back
+    t = np.linspace(0, 1e-4, 50)
+    heat = heat_at(t, applied, power, tau, d)
+    own0 = 1 + 2 * rise(t - 1e-5, tau[0]) - 2 * rise(t - 5e-5, tau[0])
+    assert np.allclose(heat.own[:, 0], own0)
+    xt1 = 2 * rise(t - 2e-5, tau[1], d.crosstalk_tau_s) - 2 * rise(
+        t - 5e-5, tau[1], d.crosstalk_tau_s
+    )
+    assert np.allclose(heat.crosstalk[:, 1], xt1)
+    assert np.all(heat.crosstalk[t < 5e-5, 1] <= heat.own[t < 5e-5, 1] + 1e-12)  # spreads later
+    # long after: everything back where it started, the chip at its first state's heating
+    late = heat_at([1.0], applied, power, tau, d)
+    assert np.allclose(late.own, power[0]) and np.allclose(late.crosstalk, power[0])
+    assert late.chip_K[0] == pytest.approx(1e-3 * d.chip_K_per_W * power[0].sum())
+    with pytest.raises(ShapeError, match="applied_s and power_mW"):
+        heat_at(t, applied[:, :1], power, tau, d)
+
+
+def _chip(pitch_um: float, count: int = 5) -> tuple[Heaters, object]:
+    h = Heaters(count, tau_s=np.linspace(2.2e-6, 5.6e-6, count))
+    positions = np.c_[np.arange(count) * pitch_um, np.zeros(count)]
+    return h, crosstalk_matrix(positions, CrosstalkModel())
+
+
+@given(
+    st.lists(st.floats(0, 30), min_size=5, max_size=5),
+    st.floats(15, 80),
+    st.floats(1e-4, 1e-1),
+    st.floats(0, 8e-6),
+)
+def test_every_phase_is_within_tolerance_once_settled(powers, pitch, tolerance, tau2) -> None:
+    h, K = _chip(pitch)
+    d = ThermalDynamics(tau2_s=tau2)
+    new = np.array(powers)
+    step = np.pi * new / h.p_pi_mW
+    settle = settle_time_s(step, h.tau_s, K, d, tolerance)
+    applied = np.zeros((2, 5))
+    heat = heat_at([settle, 10.0], applied, np.array([np.zeros(5), new]), h.tau_s, d)
+    phase = phase_of_heat(h, heat.own, heat.crosstalk, K)
+    assert np.abs(phase[0] - phase[1]).max() <= tolerance + 1e-12
+    if np.abs(step).max() > tolerance:  # and no sooner than the slowest own step needs
+        worst = np.argmax(np.abs(step) * 1.0)
+        assert settle >= h.tau_s[worst] * np.log(np.abs(step[worst]) / tolerance) * (1 - 1e-9)
+
+
+def test_settling_without_crosstalk_is_the_first_order_figure() -> None:
+    d = ThermalDynamics()
+    assert settle_time_s([np.pi], [5.6e-6], None, d, 1e-3 * np.pi) == pytest.approx(
+        settling_time_s(5.6e-6), rel=1e-4
+    )
+    # the crosstalk's diffusion pole makes a neighbour settle later
+    _, K = _chip(30.0, 2)
+    assert settle_time_s([np.pi, 0.0], [5.6e-6] * 2, K, d, 1e-3 * np.pi) > settling_time_s(5.6e-6)
+    assert settle_time_s([1e-4], [5.6e-6], None, d, 1e-3) == 0.0  # within tolerance already
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: ThermalDynamics(tau2_s=-1.0), "tau2_s must be a finite number >= 0"),
+        (lambda: ThermalDynamics(chip_tau_s=0.0), "chip_tau_s must be > 0"),
+        (lambda: ThermalDynamics(chip_K_per_W=float("nan")), "chip_K_per_W"),
+        (lambda: ThermalDynamics(crosstalk_tau_s=True), "crosstalk_tau_s must be a number"),
+        (lambda: settle_time_s([1.0], [1e-6], None, ThermalDynamics(), 0.0), "tolerance_rad"),
+    ],
+)
+def test_bad_settings_are_refused(make, match) -> None:
+    with pytest.raises(SettingsError, match=match):
+        make()
