@@ -3,9 +3,10 @@
 - :func:`feedforward_layout`: a Clements or Reck mesh (:class:`photonics.feedforward.
   FeedForwardMesh`): the MZI of slot ``k`` is placed from ``mesh.columns[k]`` and
   ``mesh.modes[k]`` and named ``mzi_c{column}_m{mode}``; each connection of the model's graph
-  (:func:`layouts.graph.feedforward_graph`) is drawn as one waveguide. With pads, every heater's
-  east terminal is wired to its own bond pad and the west terminals of a column share a return
-  wire and pad.
+  (:func:`layouts.graph.feedforward_graph`) is drawn as one waveguide, with the chip model's
+  phase shifters on it (each MZI's input, each output), every heater where
+  :func:`photonics.chip_geometry.drawn_geometry` (the default chip model's geometry) puts it.
+  With pads every heater is wired as :mod:`layouts.wiring` says.
 - :func:`waveguide_mesh_layout`: a recirculating mesh (:class:`photonics.waveguide_mesh.
   WaveguideMesh`): cell ``i`` (``cell_{i}``) is a heated MZI centred on
   ``cell_positions_um[i]``, turned along its lattice edge, its arm 0-2 on the side of face
@@ -14,8 +15,9 @@
 - :func:`layouts.rings.ring_layout` (its own module): a heated add-drop ring.
 
 Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pitch_um``, column
-``c`` starts at x = ``c * column_pitch_um``. Each layout comes with the metal nets it should have
-(:class:`Net`), which :func:`layouts.check.metal_check` compares with the drawn metal.
+``c`` starts at x = ``c * column_pitch_um`` (:func:`feedforward_geometry`). Each layout comes
+with the metal nets it should have (:class:`Net`), which :func:`layouts.check.metal_check`
+compares with the drawn metal.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "as GDS (and a PNG rendered headless), and check it against the model: the optical "
             "graph extracted from the layout's netlist, the heater metal (no shorts, no "
             "opens) and, for a feed-forward mesh, every heater's place against the chip "
-            "model's (count and positions). Prints the element count, die size and check results; exits 1 when a "
-            "check fails. Needs the `layout` extra (gdsfactory)."
+            "model's (count and positions). Prints the element count, die size and check "
+            "results; exits 1 when a check fails. Needs the `layout` extra (gdsfactory)."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
