@@ -29,7 +29,13 @@ ring lock tracking an hour of ambient drift.
    truth, every 0.1 s of the drift's grid), goal <= 0.5 pm; beside it the detuning had the ring
    not been tracked.
 
-Simulated time throughout (the world's manual clock); nothing here is wall time except the
+3. The band, one geometry and crosstalk through the firmware (``physics_band.py`` beside this
+   script): ``isolation_band_worst_db`` (the demo's all-to-all matchings after ``CAL:RUN``, worst
+   over 1530-1565 nm), ``layout_heaters_match`` (the default 8-port layout against the default
+   chip: heater count and positions), ``dense_chip_isolation_db_sdk`` (a dense 6-port chip after
+   ``Switch.calibrate()``, goal >= 17 dB).
+
+Simulated time in 1 and 2 (the world's manual clock); nothing there is wall time except the
 ``*_wall_s`` figures. ``--plot PATH`` writes a PNG of the logged powers through both
 reconfigurations (``docs/reconfiguration.png``).
 
@@ -48,6 +54,7 @@ import math
 import time
 
 import numpy as np
+import physics_band  # beside this script
 
 from hil.emulator.instruments.power_meters import PowerMeterN7744A
 from hil.emulator.world import BenchWorld, ManualClock
@@ -211,6 +218,8 @@ def main() -> None:
         "transient_worst_leak_db_sequential": slow["transient_worst_leak_db"],
     }
     figures |= drift
+    static = physics_band.figures()
+    figures |= static
     if args.plot:
         plot(args.plot, fast, slow)
     if args.json:
@@ -235,6 +244,8 @@ def main() -> None:
     print(f"  worst detuning, tracked:   {drift['ring_lock_drift_pm_max']:8.3f} pm (goal <= 0.5)")
     print(f"  worst detuning, untracked: {drift['ring_untracked_drift_pm_max']:8.1f} pm")
     print(f"  {drift['ring_track_updates']} updates, {drift['ring_drift_wall_s']:.1f} s wall")
+    print()
+    physics_band.print_tables(static)
 
 
 if __name__ == "__main__":

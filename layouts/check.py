@@ -6,7 +6,10 @@
 - :func:`metal_check`: the routing metal merged into separate regions (klayout), each
   expected terminal (heater contact, pad) located in one, compared with the expected nets:
   shorts, opens and floating metal are named;
-- :func:`check_layout`: both, against the layout's model;
+- :func:`heaters_match`: the heaters drawn against a chip model's heater positions (count and
+  places);
+- :func:`check_layout`: the graph and the metal against the layout's model, and the heaters
+  against a chip model's when given;
 - :func:`layout_transfer`: the extracted graph of a feed-forward mesh evaluated with the
   project's MZI model (:func:`photonics.mzi.transfer`), to compare with
   :meth:`photonics.feedforward.FeedForwardMesh.transfer`.
@@ -193,16 +196,18 @@ def _labels_on(
 
 @dataclass(frozen=True)
 class LayoutCheck:
-    """The checks of one layout: the graph difference, the metal, and their times (s)."""
+    """The checks of one layout: the graph difference, the metal, their times (s), and the
+    heaters against a chip model's (None: not compared)."""
 
     graph: GraphDifference
     metal: MetalCheck
     graph_s: float
     metal_s: float
+    heaters: HeaterMatch | None = None
 
     @property
     def ok(self) -> bool:
-        return self.graph.ok and self.metal.ok
+        return self.graph.ok and self.metal.ok and (self.heaters is None or self.heaters.ok)
 
     def lines(self) -> list[str]:
         graph = "graph: matches the model" if self.graph.ok else "graph: DIFFERS from the model"
@@ -213,17 +218,21 @@ class LayoutCheck:
             f"{metal}, {self.metal.regions} regions, {self.metal.expected} expected "
             f"({self.metal_s:.2f} s)",
             *(f"  {line}" for line in self.metal.problems),
+            *(self.heaters.lines() if self.heaters is not None else []),
         ]
 
 
 @with_generic_pdk
-def check_layout(layout: MeshLayout) -> LayoutCheck:
-    """Extract ``layout``'s graph and compare it with its model; check its metal."""
+def check_layout(layout: MeshLayout, heaters_um: np.ndarray | None = None) -> LayoutCheck:
+    """Extract ``layout``'s graph and compare it with its model; check its metal; with
+    ``heaters_um`` (a chip model's heater positions, :func:`heaters_match`) its heaters."""
     t0 = time.perf_counter()
     diff = compare(layout.model, extract_graph(layout.component))
     t1 = time.perf_counter()
     metal = metal_check(layout)
-    return LayoutCheck(diff, metal, t1 - t0, time.perf_counter() - t1)
+    t2 = time.perf_counter()
+    heaters = None if heaters_um is None else heaters_match(layout, heaters_um)
+    return LayoutCheck(diff, metal, t1 - t0, t2 - t1, heaters)
 
 
 @with_generic_pdk

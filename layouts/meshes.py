@@ -3,9 +3,10 @@
 - :func:`feedforward_layout`: a Clements or Reck mesh (:class:`photonics.feedforward.
   FeedForwardMesh`): the MZI of slot ``k`` is placed from ``mesh.columns[k]`` and
   ``mesh.modes[k]`` and named ``mzi_c{column}_m{mode}``; each connection of the model's graph
-  (:func:`layouts.graph.feedforward_graph`) is drawn as one waveguide. With pads, every heater's
-  east terminal is wired to its own bond pad and the west terminals of a column share a return
-  wire and pad.
+  (:func:`layouts.graph.feedforward_graph`) is drawn as one waveguide, with the chip model's
+  phase shifters on it (each MZI's input, each output), every heater where
+  :func:`photonics.chip_geometry.drawn_geometry` (the default chip model's geometry) puts it.
+  With pads every heater is wired as :mod:`layouts.wiring` says.
 - :func:`waveguide_mesh_layout`: a recirculating mesh (:class:`photonics.waveguide_mesh.
   WaveguideMesh`): cell ``i`` (``cell_{i}``) is a heated MZI centred on
   ``cell_positions_um[i]``, turned along its lattice edge, its arm 0-2 on the side of face
@@ -14,8 +15,9 @@
 - :func:`layouts.rings.ring_layout` (its own module): a heated add-drop ring.
 
 Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pitch_um``, column
-``c`` starts at x = ``c * column_pitch_um``. Each layout comes with the metal nets it should have
-(:class:`Net`), which :func:`layouts.check.metal_check` compares with the drawn metal.
+``c`` starts at x = ``c * column_pitch_um`` (:func:`feedforward_geometry`). Each layout comes
+with the metal nets it should have (:class:`Net`), which :func:`layouts.check.metal_check`
+compares with the drawn metal.
 """
 
 from __future__ import annotations
@@ -30,12 +32,9 @@ import numpy as np
 from gdsfactory.gpdk import LAYER
 
 from layouts.cells import (
-    METAL,
     MZICellSettings,
     PadSettings,
-    bond_pad,
     heated_mzi,
-    wire,
     with_generic_pdk,
 )
 from layouts.graph import (
@@ -45,30 +44,11 @@ from layouts.graph import (
     mzi_name,
     waveguide_mesh_graph,
 )
-from photonics.chip_geometry import FeedForwardGeometry
+from layouts.wiring import PROBE_INSET_UM, Net, Probe, Terminal, probe, wire_feedforward
+from photonics.chip_geometry import FeedForwardGeometry, drawn_geometry
 from photonics.errors import SettingsError
 from photonics.feedforward import FeedForwardMesh
 from photonics.waveguide_mesh import WaveguideMesh
-
-#: Distance (um) from a heater terminal's port into its via stack, where metal surely is.
-PROBE_INSET_UM = 2.0
-
-
-@dataclass(frozen=True)
-class Probe:
-    """A point (um) that lies on the metal of a named terminal (a heater contact or a pad)."""
-
-    label: str
-    x_um: float
-    y_um: float
-
-
-@dataclass(frozen=True)
-class Net:
-    """A set of terminals that must be joined by metal, and by nothing else."""
-
-    name: str
-    probes: tuple[Probe, ...]
 
 
 @dataclass(frozen=True)
@@ -124,40 +104,22 @@ class MeshLayout:
 # --- feed-forward meshes -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Terminal:
-    element: str
-    column: int
-    port: str
-    x: float
-    y: float
-
-
-def _channel_um(mesh: FeedForwardMesh, s: LayoutSettings, all_heaters: bool) -> float:
-    """Width of the channel between columns, um: the wires' tracks (per column, the heaters
-    above / below the middle, whose wires leave the mesh upward / downward and may share an x)
-    and, with ``all_heaters``, a phase shifter with a margin on each side."""
-    pitch_y = s.mzi.mode_pitch_um
-    wp = s.pads.wire_pitch_um if s.pads else 10.0
-    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
-    y_mid = -(mesh.n - 1) * pitch_y / 2
-    tops = [int(np.sum(-modes[columns == c] * pitch_y >= y_mid)) for c in range(mesh.n_columns)]
-    bottoms = [int(np.sum(columns == c)) - t for c, t in enumerate(tops)]
-    tracks = max(max(tops), max(bottoms))
-    channel = 2 * s.channel_margin_um + (tracks + 1) * wp
-    if all_heaters:
-        channel = max(channel, s.mzi.heater_length_um + 2 * s.channel_margin_um)
-    return channel
-
-
 def feedforward_geometry(
-    mesh: FeedForwardMesh, settings: LayoutSettings | None = None, all_heaters: bool = True
+    mesh: FeedForwardMesh, settings: LayoutSettings | None = None
 ) -> FeedForwardGeometry:
-    """The heater geometry :func:`feedforward_layout` draws ``mesh`` with: give it to
-    ``ChipSpec(geometry=...)`` and the chip model's heaters are the layout's."""
+    """The heater geometry :func:`feedforward_layout` draws ``mesh`` with
+    (:func:`photonics.chip_geometry.drawn_geometry` of ``settings``' cell, heater, margin and
+    wire pitch): with the default settings it is the default chip model's
+    (``ChipSpec(n_ports=mesh.n, mesh=mesh.kind)``)."""
     s = settings or LayoutSettings()
-    L = s.mzi.length_um
-    return FeedForwardGeometry(L + _channel_um(mesh, s, all_heaters), s.mzi.mode_pitch_um, L)
+    return drawn_geometry(
+        mesh,
+        cell_length_um=s.mzi.length_um,
+        heater_length_um=s.mzi.heater_length_um,
+        mode_pitch_um=s.mzi.mode_pitch_um,
+        margin_um=s.channel_margin_um,
+        wire_pitch_um=(s.pads or PadSettings()).wire_pitch_um,
+    )
 
 
 @with_generic_pdk
@@ -166,7 +128,6 @@ def feedforward_layout(
     settings: LayoutSettings | None = None,
     *,
     graph: CircuitGraph | None = None,
-    all_heaters: bool = False,
 ) -> MeshLayout:
     """The layout of a Clements or Reck mesh (see the module docstring).
 
@@ -174,19 +135,16 @@ def feedforward_layout(
     check catches it); the returned layout's ``model`` is the mesh's own graph either way. Every
     connection must join an east-facing port to a west-facing port further east.
 
-    ``all_heaters`` also draws every heater of the chip model that is not an MZI's: each MZI's
-    input phase shifter (``ps_in_c{column}_m{mode}``, on its top input, centred in the channel
-    before it) and the output phase screen (``ps_out_{mode}``), each terminal its own metal
-    (wiring them to pads is not drawn: ``settings.pads`` must be None). The heaters are then
-    where :func:`feedforward_geometry` says.
+    Every heater of the chip model (:mod:`photonics.chip`) is drawn where
+    :func:`feedforward_geometry` puts it: the MZIs' (``mzi_c{column}_m{mode}``), each MZI's
+    input phase shifter (``ps_in_c{column}_m{mode}``, on its top input, centred in the gap
+    before it) and the output phase screen (``ps_out_{mode}``, in the gap after the last
+    column). With pads each is wired as :mod:`layouts.wiring` says; without, each terminal is
+    its own metal.
     """
     s = settings or LayoutSettings()
     if not isinstance(mesh, FeedForwardMesh):
         raise SettingsError(f"expected a FeedForwardMesh, got {type(mesh).__name__}")
-    if all_heaters and s.pads is not None:
-        raise SettingsError(
-            "all_heaters draws the phase shifters unwired: give LayoutSettings(pads=None)"
-        )
     model = feedforward_graph(mesh)
     drawn = model if graph is None else graph
     cell = heated_mzi(s.mzi)
@@ -194,11 +152,11 @@ def feedforward_layout(
     L = s.mzi.length_um
     y_mid = -(mesh.n - 1) * pitch_y / 2
     columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
-    margin = s.channel_margin_um
-    channel = _channel_um(mesh, s, all_heaters)
-    pitch_x = L + channel
+    geometry = feedforward_geometry(mesh, s)
+    pitch_x = geometry.column_pitch_um
+    channel = pitch_x - L
     shifter = gf.components.straight_heater_metal(length=s.mzi.heater_length_um)
-    shifters: list[tuple[str, gf.ComponentReference]] = []
+    shifters: list[tuple[str, int, gf.ComponentReference]] = []
 
     c = gf.Component()
     refs: dict[str, gf.ComponentReference] = {}
@@ -236,12 +194,13 @@ def feedforward_layout(
                 f"cannot draw connection {a} -- {b}: it must run from an out port (o3, o4) or "
                 "input to an in port (o1, o2) or output further east"
             )
-        centre = _shifter_centre(b, channel, pitch_x, L, mesh) if all_heaters else None
+        centre = _shifter_centre(b, channel, pitch_x, L, mesh)
         if centre is not None and ya == yb:  # a phase shifter on this waveguide
             h = s.mzi.heater_length_um
             ps = c.add_ref(shifter, name=_shifter_name(b, mesh))
             ps.dmove((centre - h / 2, ya))
-            shifters.append((ps.name, ps))
+            found = _MZI_IN.match(b)  # the gap west of the MZI it feeds, or after the mesh
+            shifters.append((ps.name, int(found.group(1)) if found else mesh.n_columns, ps))
             for x0, x1, part in ((xa, centre - h / 2, "a"), (centre + h / 2, xb, "b")):
                 ref = c.add_ref(
                     gf.components.straight(length=round(x1 - x0, 3)), name=f"wg_{k}{part}"
@@ -265,24 +224,41 @@ def feedforward_layout(
                 port_type="optical",
             )
 
+    # an MZI's east wire runs in the gap east of its column, its return in the gap west of it
     terminals = [
-        _Terminal(name, int(col), port, ref.ports[port].dx, ref.ports[port].dy)
+        Terminal(name, int(col) + (port == "e2"), port, *_at(ref, port), False)
         for (name, ref), col in zip(refs.items(), columns, strict=True)
         for port in ("e1", "e2")
     ]
     terminals += [
-        _Terminal(name, -1, port, ref.ports[side].dx, ref.ports[side].dy)
-        for name, ref in shifters
+        Terminal(name, gap, port, *_at(ref, side), True)
+        for name, gap, ref in shifters
         for port, side in (("e1", "l_e1"), ("e2", "r_e3"))
     ]
     if s.pads is None:
-        nets = tuple(Net(f"{t.element}.{t.port}", (_probe(t),)) for t in terminals)
+        nets = tuple(Net(f"{t.element}.{t.port}", (probe(t),)) for t in terminals)
         n_pads = 0
     else:
-        nets = _wire_feedforward(c, terminals, s.pads, mesh, pitch_x, L, margin, y_mid, pitch_y)
+        y_range = (pitch_y, -mesh.n * pitch_y)
+        nets = wire_feedforward(
+            c,
+            terminals,
+            s.pads,
+            geometry,
+            mesh.n_columns + 1,
+            s.mzi.heater_length_um,
+            s.channel_margin_um,
+            y_mid,
+            y_range,
+        )
         n_pads = len(nets)
     name_top_cell(c, f"{mesh.kind}_{mesh.n}{'_pads' if s.pads else ''}")
     return MeshLayout(c, mesh.kind, model, nets, mesh.n_mzis, n_pads)
+
+
+def _at(ref: gf.ComponentReference, port: str) -> tuple[float, float]:
+    """(x, y) of a port of an instance, um."""
+    return (ref.ports[port].dx, ref.ports[port].dy)
 
 
 def _shifter_centre(
@@ -315,102 +291,6 @@ def name_top_cell(c: gf.Component, base: str) -> None:
         k += 1
         name = f"{base}_{k}"
     c.name = name
-
-
-def _probe(t: _Terminal) -> Probe:
-    inset = PROBE_INSET_UM if t.port == "e1" else -PROBE_INSET_UM  # e1 faces west, e2 east
-    return Probe(f"{t.element}.{t.port}", t.x + inset, t.y)
-
-
-def _wire_feedforward(
-    c: gf.Component,
-    terminals: list[_Terminal],
-    pads: PadSettings,
-    mesh: FeedForwardMesh,
-    pitch_x: float,
-    L: float,
-    margin: float,
-    y_mid: float,
-    pitch_y: float,
-) -> tuple[Net, ...]:
-    """Wire every east terminal to its own pad and each column's west terminals to one shared
-    return pad; pads in a row above and a row below the mesh. Returns the expected nets.
-
-    In the channel east of column ``c`` the east terminals' wires take tracks ``margin + i *
-    wire_pitch`` from the column, the topmost (bottommost) heater of the upper (lower) half
-    nearest, so that no wire crosses another; the return wire of column ``c + 1`` runs
-    ``margin`` west of that column.
-    """
-    w, wp = pads.wire_width_um, pads.wire_pitch_um
-    metal = kdb.Region()
-    y_top, y_bottom = pitch_y, -(mesh.n - 1) * pitch_y - pitch_y
-    up: list[tuple[float, str]] = []  # (x, net) of wires leaving the mesh upward
-    down: list[tuple[float, str]] = []
-    nets: dict[str, list[Probe]] = {}
-    for col in range(mesh.n_columns):
-        x0 = col * pitch_x
-        east = [t for t in terminals if t.column == col and t.port == "e2"]
-        upper = sorted((t for t in east if t.y >= y_mid), key=lambda t: -t.y)
-        lower = sorted((t for t in east if t.y < y_mid), key=lambda t: t.y)
-        for group, y_end, out in ((upper, y_top, up), (lower, y_bottom, down)):
-            for i, t in enumerate(group):
-                x_track = x0 + L + margin + i * wp
-                wire(metal, t.x - PROBE_INSET_UM, t.y, x_track, t.y, w)
-                wire(metal, x_track, t.y, x_track, y_end, w)
-                name = f"{t.element}.e2"
-                nets[name] = [_probe(t)]
-                out.append((x_track, name))
-        west = [t for t in terminals if t.column == col and t.port == "e1"]
-        x_return = x0 - margin
-        for t in west:
-            wire(metal, t.x + PROBE_INSET_UM, t.y, x_return, t.y, w)
-        wire(metal, x_return, min(t.y for t in west), x_return, y_top, w)
-        name = f"return_c{col}"
-        nets[name] = [_probe(t) for t in west]
-        up.append((x_return, name))
-    x_center = ((mesh.n_columns - 1) * pitch_x + L) / 2
-    for tracks, y0, direction in ((up, y_top, 1.0), (down, y_bottom, -1.0)):
-        for name, (x, y) in _fan_out(metal, tracks, y0, direction, x_center, pads).items():
-            ref = c.add_ref(bond_pad(pads.pad_size_um), name=f"pad_{name}")
-            ref.dmove((x, y))
-            nets[name].append(Probe(f"pad_{name}", x, y))
-    c.shapes(c.kcl.layer(*METAL)).insert(metal)
-    return tuple(Net(name, tuple(probes)) for name, probes in nets.items())
-
-
-def _fan_out(
-    metal: kdb.Region,
-    tracks: list[tuple[float, str]],
-    y0: float,
-    direction: float,
-    x_center: float,
-    pads: PadSettings,
-) -> dict[str, tuple[float, float]]:
-    """Wire vertical tracks that end at ``y0`` to a row of pads centred on ``x_center``,
-    beyond ``y0`` in ``direction`` (+1 up, -1 down), keeping their order. Returns each net's
-    pad centre (um).
-
-    Each track runs on to its own level, across to its pad's x, then on to the pad. A track that
-    moves west turns at a level nearer ``y0`` than every track east of it that also moves west
-    (and mirrored for tracks moving east), so no two wires cross.
-    """
-    w, wp = pads.wire_width_um, pads.wire_pitch_um
-    order = sorted(tracks)
-    count = len(order)
-    pad_x = [round(x_center + (i - (count - 1) / 2) * pads.pad_pitch_um, 3) for i in range(count)]
-    west = [i for i in range(count) if pad_x[i] < order[i][0]]
-    east = [i for i in range(count) if pad_x[i] > order[i][0]][::-1]
-    level = {i: k + 1 for group in (west, east) for k, i in enumerate(group)}
-    levels = max(len(west), len(east)) + 1
-    y_pads = y0 + direction * (levels * wp + pads.pad_size_um / 2 + wp)
-    placed = {}
-    for i, (x, name) in enumerate(order):
-        y_turn = y0 + direction * level.get(i, 0) * wp
-        wire(metal, x, y0, x, y_turn, w)
-        wire(metal, x, y_turn, pad_x[i], y_turn, w)
-        wire(metal, pad_x[i], y_turn, pad_x[i], y_pads, w)
-        placed[name] = (pad_x[i], y_pads)
-    return placed
 
 
 # --- recirculating meshes ------------------------------------------------------------------

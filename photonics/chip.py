@@ -18,6 +18,7 @@ resonance offset. Same seed, same chip.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
@@ -26,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from photonics import topologies
-from photonics.chip_geometry import FeedForwardGeometry
+from photonics.chip_geometry import FeedForwardGeometry, drawn_geometry
 from photonics.dispersion import wavelengths
 from photonics.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
@@ -50,21 +51,26 @@ class ChipSpec(FabricationSpec):
     ``output_rings``, an add-drop ``ring`` before each photodiode whose resonance is off by
     ``ring_fab_sigma_nm`` (std).
 
-    Geometry: MZI columns ``pitch_x_um`` apart, modes ``pitch_y_um`` apart; the defaults give
-    heaters about 100 um or more from each other, a dense mesh has pitches of a few tens of um.
+    Geometry: by default (no pitches, no ``geometry``) every heater is where the project's
+    wired layout draws it (:func:`photonics.chip_geometry.drawn_geometry`, the geometry
+    :func:`layouts.meshes.feedforward_layout` draws with: 700 um column pitch, 60 um mode pitch
+    at 8 Clements ports). With ``geometry`` (a
+    :class:`~photonics.chip_geometry.FeedForwardGeometry`, e.g. a layout's with other settings,
+    :func:`layouts.meshes.feedforward_geometry`) they are where that geometry puts them (its
+    pitches become ``pitch_x_um`` and ``pitch_y_um``). Giving ``pitch_x_um`` or ``pitch_y_um``
+    instead puts them on a plain grid of MZI columns ``pitch_x_um`` apart and modes
+    ``pitch_y_um`` apart (the other pitch 300 um / 60 um unless given): a dense mesh has
+    pitches of a few tens of um. Rings stay after the outputs.
     With ``both_arms`` thermal crosstalk warms both arms of every MZI (the heater on the top
     arm's line, the other arm a mode pitch below:
     :func:`~photonics.thermal.differential_crosstalk`); without, all of it lands on the heated
-    arm (the earlier model, which overstates a distant heater's effect). With ``geometry`` (a
-    :class:`~photonics.chip_geometry.FeedForwardGeometry`, e.g. the one a layout is drawn with,
-    :func:`layouts.meshes.feedforward_geometry`) every heater is where that geometry puts it
-    (its pitches replace ``pitch_x_um`` and ``pitch_y_um``; rings stay after the outputs).
+    arm (the earlier model, which overstates a distant heater's effect).
     """
 
     n_ports: int = 8
     mesh: str = "clements"
-    pitch_x_um: float = 300.0
-    pitch_y_um: float = 60.0
+    pitch_x_um: float | None = None
+    pitch_y_um: float | None = None
     both_arms: bool = False
     geometry: FeedForwardGeometry | None = None
     output_rings: bool = False
@@ -76,7 +82,8 @@ class ChipSpec(FabricationSpec):
         *FabricationSpec.NON_NEGATIVE,
         "ring_fab_sigma_nm",
     )
-    POSITIVE: ClassVar[tuple[str, ...]] = (*FabricationSpec.POSITIVE, "pitch_x_um", "pitch_y_um")
+    #: A plain grid's pitches (um) when only the other one is given.
+    GRID_PITCH_UM: ClassVar[dict[str, float]] = {"pitch_x_um": 300.0, "pitch_y_um": 60.0}
 
     def __post_init__(self) -> None:
         if self.geometry is not None:
@@ -86,6 +93,18 @@ class ChipSpec(FabricationSpec):
                 )
             object.__setattr__(self, "pitch_x_um", float(self.geometry.column_pitch_um))
             object.__setattr__(self, "pitch_y_um", float(self.geometry.mode_pitch_um))
+        elif self.pitch_x_um is not None or self.pitch_y_um is not None:  # a plain grid
+            for name, value in self.GRID_PITCH_UM.items():
+                if getattr(self, name) is None:
+                    object.__setattr__(self, name, value)
+            for name in self.GRID_PITCH_UM:
+                value = getattr(self, name)
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise SettingsError(f"{name} must be a number, got {value!r}")
+                if not math.isfinite(value):
+                    raise SettingsError(f"{name} must be finite, got {value!r}")
+                if not value > 0:
+                    raise SettingsError(f"{name} must be > 0, got {value!r}")
         choices = topologies.names(kind="feedforward")
         if self.mesh not in choices:
             raise SettingsError(f"mesh must be one of {', '.join(choices)}; got {self.mesh!r}")
@@ -130,16 +149,31 @@ class Chip(EmulatedChip):
         return self.mesh.n
 
     @cached_property
+    def geometry(self) -> FeedForwardGeometry | None:
+        """Where the heaters are: ``ChipSpec.geometry``, else the wired layout's
+        (:func:`~photonics.chip_geometry.drawn_geometry`) unless pitches were given; None: a
+        plain grid of ``ChipSpec.pitch_x_um`` by ``pitch_y_um``."""
+        s = self.spec
+        if s.geometry is None and s.pitch_x_um is None and s.pitch_y_um is None:
+            return drawn_geometry(self.mesh)
+        return s.geometry
+
+    @cached_property
     def heater_positions_um(self) -> np.ndarray:
         """(H, 2) heater centres, um: see the module docstring for the channel order."""
-        s, mesh = self.spec, self.mesh
+        s, mesh, geometry = self.spec, self.mesh, self.geometry
+        pitch_x, pitch_y = (
+            (s.pitch_x_um, s.pitch_y_um)
+            if geometry is None
+            else (geometry.column_pitch_um, geometry.mode_pitch_um)
+        )
         rings = np.c_[
-            np.full(mesh.n, (mesh.n_columns + 1.5) * s.pitch_x_um), np.arange(mesh.n) * s.pitch_y_um
+            np.full(mesh.n, (mesh.n_columns + 1.5) * pitch_x), np.arange(mesh.n) * pitch_y
         ]
         if not s.output_rings:
             rings = rings[:0]
-        if s.geometry is not None:  # where the layout draws them
-            return np.concatenate([s.geometry.heaters_um(mesh), rings])
+        if geometry is not None:  # where the layout draws them
+            return np.concatenate([geometry.heaters_um(mesh), rings])
         x0 = mesh.columns * s.pitch_x_um
         # on the top arm's line with both arms modelled, else a quarter pitch below it
         top = mesh.modes + (0.0 if s.both_arms else 0.25)
@@ -157,8 +191,8 @@ class Chip(EmulatedChip):
         s, mesh = self.spec, self.mesh
         if not s.both_arms:
             return np.zeros((0, 2))
-        if s.geometry is not None:
-            return s.geometry.other_arms_um(mesh)
+        if self.geometry is not None:
+            return self.geometry.other_arms_um(mesh)
         return np.c_[(mesh.columns + 0.5) * s.pitch_x_um, (mesh.modes + 1) * s.pitch_y_um]
 
     def settings(

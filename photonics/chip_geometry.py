@@ -8,8 +8,15 @@ the gap between cells (``column_pitch_um - cell_length_um``) holds, centred in i
 phase shifter of the MZI that follows (on that MZI's top input, mode ``m``) and, after the last
 column, the output phase screen (one heater on each mode).
 
-:func:`layouts.meshes.feedforward_geometry` gives the geometry a layout is drawn with, so that
-``ChipSpec(geometry=...)`` models the heaters exactly where the layout draws them.
+:func:`drawn_geometry` is the geometry the project's wired layout
+(:func:`layouts.meshes.feedforward_layout`) is drawn with: the default chip model
+(``ChipSpec()`` with no pitches) puts its heaters there, and the layout draws its cells and phase
+shifters from the same function (:func:`layouts.meshes.feedforward_geometry`), so the two cannot
+drift apart. The gap between cells holds the wires to the pads: per half of the mesh (the modes
+above / below the middle, whose wires leave upward / downward), one track per heater whose wire
+runs through that gap (the MZIs of the column before it, the phase shifters in it), then the
+phase shifters with ``2 * margin_um`` on each side (a margin, the next column's shared return
+wire, a margin).
 """
 
 from __future__ import annotations
@@ -73,3 +80,50 @@ class FeedForwardGeometry:
         return np.concatenate(
             [self.mzi_heaters_um(mesh), self.input_phase_um(mesh), self.output_phase_um(mesh)]
         )
+
+
+#: The wired layout's defaults, um (:class:`layouts.cells.MZICellSettings`,
+#: :class:`layouts.cells.PadSettings`, :class:`layouts.meshes.LayoutSettings`): the MZI cell
+#: (2 couplers of 20 um between 60 um S-bends, 2 spacers of 20 um, a 100 um heater), the heater
+#: (phase shifters too), the mode pitch, the clearance beside a column and the wire pitch.
+CELL_LENGTH_UM = 2 * (20.0 + 2 * 60.0) + 2 * 20.0 + 100.0
+HEATER_LENGTH_UM = 100.0
+MODE_PITCH_UM = 60.0
+MARGIN_UM = 20.0
+WIRE_PITCH_UM = 10.0
+
+
+def wire_tracks(mesh: FeedForwardMesh) -> int:
+    """The most wires that leave one gap on one side (up or down), over every gap: the MZIs of
+    the column west of the gap plus the phase shifters in it, in that half of the mesh (modes
+    at or above the middle go up, the others down)."""
+    middle = (mesh.n - 1) / 2
+    columns, modes = np.asarray(mesh.columns), np.asarray(mesh.modes)
+
+    def halves(in_column: np.ndarray) -> np.ndarray:
+        up = int(np.sum(in_column <= middle))
+        return np.array([up, in_column.size - up])
+
+    per_column = [halves(modes[columns == c]) for c in range(mesh.n_columns)]
+    gaps = [per_column[0]]  # before the first column: its phase shifters only
+    gaps += [per_column[c] + per_column[c + 1] for c in range(mesh.n_columns - 1)]
+    gaps.append(per_column[-1] + halves(np.arange(mesh.n)))  # the output screen
+    return int(max(g.max() for g in gaps))
+
+
+def drawn_geometry(
+    mesh: FeedForwardMesh,
+    *,
+    cell_length_um: float = CELL_LENGTH_UM,
+    heater_length_um: float = HEATER_LENGTH_UM,
+    mode_pitch_um: float = MODE_PITCH_UM,
+    margin_um: float = MARGIN_UM,
+    wire_pitch_um: float = WIRE_PITCH_UM,
+) -> FeedForwardGeometry:
+    """The geometry of the wired layout of ``mesh`` (module docstring), um: the gap is
+    ``heater_length_um + 4 * margin_um + 2 * (tracks - 1) * wire_pitch_um`` wide, ``tracks``
+    from :func:`wire_tracks`, so that each half of it (beside the centred phase shifter) holds
+    a margin, the tracks and a margin."""
+    tracks = max(wire_tracks(mesh), 1)
+    gap = heater_length_um + 4 * margin_um + 2 * (tracks - 1) * wire_pitch_um
+    return FeedForwardGeometry(cell_length_um + gap, mode_pitch_um, cell_length_um)

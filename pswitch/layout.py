@@ -1,5 +1,10 @@
 """``pswitch layout``: build a chip's layout, write its GDS and a picture, check it.
 
+The check compares the layout with its model: the optical graph, the metal nets and, for a
+feed-forward mesh, the heaters (count and positions) with the default chip model's
+(``photonics.chip.ChipSpec(n_ports=..., mesh=...)``), which puts them where the layout draws
+them (:func:`photonics.chip_geometry.drawn_geometry`).
+
 This module imports gdsfactory only when the command runs, so ``pswitch demo`` and the other
 commands never load it.
 """
@@ -40,9 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description=(
             "Build the gdsfactory layout of an emulated chip's circuit from its model, write it "
             "as GDS (and a PNG rendered headless), and check it against the model: the optical "
-            "graph extracted from the layout's netlist, and the heater metal (no shorts, no "
-            "opens). Prints the element count, die size and check results; exits 1 when a "
-            "check fails. Needs the `layout` extra (gdsfactory)."
+            "graph extracted from the layout's netlist, the heater metal (no shorts, no "
+            "opens) and, for a feed-forward mesh, every heater's place against the chip "
+            "model's (count and positions). Prints the element count, die size and check "
+            "results; exits 1 when a check fails. Needs the `layout` extra (gdsfactory)."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -111,6 +117,14 @@ def build(mesh: str, ports: int | None, pads: bool) -> Any:
     return builder(topology.geometry(ports).mesh, settings)
 
 
+def model_heaters_um(mesh: str, ports: int | None) -> Any:
+    """The default chip model's heater positions ((H, 2) um) of a feed-forward topology
+    ``mesh`` at ``ports``, to check the layout's against; None for other layouts."""
+    if ports is None or mesh not in topologies.names(kind="feedforward"):
+        return None
+    return topologies.topology(mesh).chip(ports).heater_positions_um
+
+
 def run(args: argparse.Namespace) -> int:
     """Build, write, render and check; print the results. 0 when every check passes, else 1."""
     ports = checked_ports(args)
@@ -133,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         png = render_png(gds, args.png) if args.png else None
         contents = read_gds(gds)
     with stage(tick, "layout: checking it against the model"):
-        check = check_layout(layout)
+        check = check_layout(layout, model_heaters_um(args.mesh, ports))
     width, height = layout.die_size_um
     result = {
         "mesh": args.mesh,
@@ -154,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
         "metal_expected": check.metal.expected,
         "metal_problems": list(check.metal.problems),
         "check_s": check.graph_s + check.metal_s,
+        "heaters_ok": None if check.heaters is None else check.heaters.ok,
+        "heaters_drawn": None if check.heaters is None else check.heaters.drawn,
+        "heaters_model": None if check.heaters is None else check.heaters.expected,
         "ok": check.ok,
     }
     if args.json:

@@ -148,13 +148,18 @@ def test_mesh_with_pads_matches_its_model_and_has_one_metal_region_per_net(cls, 
     check = check_layout(layout)
     assert check.graph.ok, str(check.graph)
     assert str(check.graph) == "layout matches the model"
-    # every heater's east terminal to its own pad, each column's west terminals to one return
-    assert layout.n_pads == mesh.n_mzis + mesh.n_columns
-    assert check.metal.expected == mesh.n_mzis + mesh.n_columns
+    # every MZI heater's east terminal and every phase shifter's west terminal to its own pad;
+    # each column's return takes its MZIs' west terminals and its input phase shifters' east
+    # ones, one more return the output screen's
+    pads = 2 * mesh.n_mzis + mesh.n + mesh.n_columns + 1
+    assert layout.n_pads == pads and check.metal.expected == pads
     assert check.metal.regions == check.metal.expected, str(check.metal)
     assert check.metal.problems == ()
     names = {i.name for i in layout.component.insts}
-    assert {f"pad_mzi_c{c}_m{m}.e2" for c, m in zip(mesh.columns, mesh.modes, strict=True)} <= names
+    pairs = list(zip(mesh.columns, mesh.modes, strict=True))
+    assert {f"pad_mzi_c{c}_m{m}.e2" for c, m in pairs} <= names
+    assert {f"pad_ps_in_c{c}_m{m}.e1" for c, m in pairs} <= names
+    assert {f"pad_ps_out_{j}.e1" for j in range(n)} | {"pad_return_out"} <= names
 
 
 @pytest.mark.parametrize("cls", [ClementsMesh, ReckMesh])
@@ -184,7 +189,7 @@ def test_mesh_without_pads_keeps_every_heater_terminal_separate(cls) -> None:
     layout = feedforward_layout(mesh, NO_PADS)
     check = check_layout(layout)
     assert check.ok, "\n".join(check.lines())
-    assert check.metal.regions == 2 * mesh.n_mzis
+    assert check.metal.regions == 2 * (2 * mesh.n_mzis + mesh.n)  # two terminals per heater
     assert layout.n_pads == 0
 
 
@@ -364,7 +369,9 @@ def test_gds_is_written_read_back_and_rendered(tmp_path) -> None:
     gds = write_gds(layout, tmp_path / "mesh.gds")
     contents = read_gds(gds)
     assert contents.top == layout.component.name
-    assert contents.by_prefix == {"mzi": 28, "pad": 36, "wg": 2 * 28 + 8}
+    # a phase shifter on each MZI's top input and each output, each splitting its waveguide
+    shifters = 28 + 8
+    assert contents.by_prefix == {"mzi": 28, "ps": shifters, "pad": 73, "wg": 2 * 28 + 8 + shifters}
     assert sum(n for cell, n in contents.by_cell.items() if cell.startswith("heated_mzi")) == 28
     assert contents.die_size_um == pytest.approx(layout.die_size_um)
     png = render_png(gds, tmp_path / "mesh.png", width_px=800)
@@ -384,9 +391,11 @@ def test_cli_writes_gds_and_png_and_prints_counts_and_checks(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "mesh.gds").stat().st_size > 10_000
     assert _png_size(tmp_path / "mesh.png")[0] == 1600
-    assert "clements layout: 28 MZIs, 36 pads; die 4.09 x 0.90 mm" in done.stdout
+    assert "clements layout: 28 MZIs, 73 pads; die 5.98 x 1.13 mm" in done.stdout
     assert "graph: matches the model" in done.stdout
-    assert "metal: ok, 36 regions, 36 expected" in done.stdout
+    assert "metal: ok, 73 regions, 73 expected" in done.stdout
+    # the default chip model's heaters (2K + n) are the ones drawn
+    assert "heaters: 64 drawn, 64 in the model; every one within 1 um" in done.stdout
 
 
 def test_cli_json_for_a_hexagonal_mesh(tmp_path) -> None:
@@ -435,56 +444,62 @@ def test_building_checking_and_writing_a_layout_leave_the_callers_active_pdk(tmp
 
 def test_the_heater_check_compares_count_and_positions_with_the_chip_model() -> None:
     chip = Chip(ChipSpec(n_ports=4))
-    layout = feedforward_layout(chip.mesh, LayoutSettings(pads=None))
+    layout = feedforward_layout(chip.mesh, NO_PADS)
     drawn = drawn_heaters_um(layout.component)
-    assert len(drawn) == chip.mesh.n_mzis  # one heater per MZI cell, on its top arm
+    assert len(drawn) == chip.n_heaters == 2 * 6 + 4  # MZIs, input phase shifters, output screen
     # the mzi of column c, mode m: its heater on mode m's line
     cells = layout.component.insts
     pitch = cells["mzi_c1_m1"].dcenter[0] - cells["mzi_c0_m0"].dcenter[0]
     x, y = drawn["mzi_c1_m1"]
     assert y == pytest.approx(-60.0) and x == pytest.approx(drawn["mzi_c0_m0"][0] + pitch)
-    # a model of exactly these heaters (model frame: y grows with the mode) matches
-    own = np.array(
-        [drawn[f"mzi_c{c}_m{m}"] for c, m in zip(chip.mesh.columns, chip.mesh.modes, strict=True)]
-    )
-    own = own * [1.0, -1.0]
+    own = chip.heater_positions_um
     assert heaters_match(layout, own).ok
     moved = own.copy()
     moved[2, 0] += 2.0  # one heater 2 um off
     found = heaters_match(layout, moved)
     assert not found.ok and found.missing == (2,) and len(found.extra) == 1
     assert found.max_error_um == pytest.approx(2.0)
-    # the chip model has input and output phase shifters the layout does not draw, on another
-    # grid: the check says so
-    found = heaters_match(layout, chip.heater_positions_um)
-    assert (found.drawn, found.expected) == (6, 2 * 6 + 4) and not found.ok
-    assert any("not drawn: 16" in line for line in found.lines())
+    # a model of the MZI heaters only (what the layout drew before): the count differs
+    found = heaters_match(layout, own[: chip.mesh.n_mzis])
+    assert (found.drawn, found.expected) == (16, 6) and not found.ok
+    assert any("drawn heaters the model lacks: 10" in line for line in found.lines())
+
+
+def test_the_default_layout_draws_every_heater_of_the_default_chip_where_the_chip_has_it() -> None:
+    # issue 21's regression: the default layout drew the 28 MZI heaters of an 8-port Clements
+    # chip whose model has 64 (28 MZIs, 28 input phase shifters, 8 outputs) on another grid
+    chip = Chip(ChipSpec(n_ports=8))
+    layout = feedforward_layout(chip.mesh)
+    check = check_layout(layout, chip.heater_positions_um)
+    assert check.heaters is not None
+    assert (check.heaters.drawn, check.heaters.expected) == (64, 64)
+    assert check.heaters.ok and check.heaters.max_error_um < 1e-6, check.lines()
+    assert check.ok, "\n".join(check.lines())  # wired to pads with no short, open or stray metal
+    assert chip.geometry == feedforward_geometry(chip.mesh)
+    # a chip on a plain grid (pitches given) is a different chip: the check says so
+    grid = Chip(ChipSpec(n_ports=8, pitch_x_um=300.0, pitch_y_um=60.0))
+    assert not check_layout(layout, grid.heater_positions_um).ok
 
 
 @pytest.mark.parametrize("cls", [ClementsMesh, ReckMesh])
 @pytest.mark.parametrize("n", [3, 8])
-def test_a_layout_with_all_heaters_and_the_chip_model_share_one_geometry(cls, n) -> None:
+def test_a_layout_and_the_chip_model_share_one_geometry(cls, n) -> None:
     mesh = cls(n)
-    settings = LayoutSettings(pads=None)
-    layout = feedforward_layout(mesh, settings, all_heaters=True)
-    chip = Chip(ChipSpec(n_ports=n, mesh=mesh.kind, geometry=feedforward_geometry(mesh, settings)))
-    found = heaters_match(layout, chip.heater_positions_um)
-    assert found.ok and found.drawn == chip.n_heaters == 2 * mesh.n_mzis + n, found.lines()
-    assert found.max_error_um < 1e-6
-    # the phase shifters are waveguide to the graph and their own metal to the metal check
-    assert check_layout(layout).ok
+    for settings in (NO_PADS, LayoutSettings(mzi=MZICellSettings(heater_length_um=150.0))):
+        layout = feedforward_layout(mesh, settings)
+        geometry = feedforward_geometry(mesh, settings)
+        chip = Chip(ChipSpec(n_ports=n, mesh=mesh.kind, geometry=geometry))
+        check = check_layout(layout, chip.heater_positions_um)
+        assert check.heaters is not None and check.heaters.drawn == 2 * mesh.n_mzis + n
+        assert check.ok and check.heaters.max_error_um < 1e-6, check.lines()
+    # the phase shifters are waveguide to the graph
     settings_ = mesh.random_settings(np.random.default_rng(n))
     assert np.allclose(
         layout_transfer(extract_graph(layout.component), mesh, settings_),
         mesh.transfer(settings_),
         atol=1e-12,
     )
-    # the default chip model keeps its own grid: the check says it differs
+    # the longer heaters widen the gap, so the default chip model is not this layout's
     assert not heaters_match(
         layout, Chip(ChipSpec(n_ports=n, mesh=mesh.kind)).heater_positions_um
     ).ok
-
-
-def test_all_heaters_are_drawn_unwired_only() -> None:
-    with pytest.raises(SettingsError, match=r"give LayoutSettings\(pads=None\)"):
-        feedforward_layout(ClementsMesh(4), all_heaters=True)

@@ -22,8 +22,9 @@ def test_without_a_correlation_length_each_cell_is_drawn_alone_as_before() -> No
 
 
 def test_correlated_variation_keeps_each_cells_spread_and_makes_near_cells_alike() -> None:
-    # 6-port Clements at 300 x 60 um: cells 0 (column 0, mode 0) and 1 (column 0, mode 2) are
-    # 120 um apart, cell 14 (column 5) 1.5 mm from cell 0
+    # 6-port Clements on the layout's geometry (column pitch 660 um, modes 60 um apart): cells
+    # 0 (column 0, mode 0) and 1 (column 0, mode 2) are 120 um apart, cell 14 (column 5) 3.3 mm
+    # from cell 0
     spec = ChipSpec(n_ports=6, correlation_length_um=200.0)
     errors = np.array(
         [Chip(replace(spec, seed=s)).imperfections.splitter_error_in for s in range(400)]

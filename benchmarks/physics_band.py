@@ -4,10 +4,10 @@
    applies every matching of its all-to-all schedule; each applied state's worst port
    isolation by the chip's own transfer at 1550 nm beside the worst over 1530-1565 nm (8
    wavelengths, one batched transfer each: couplers, losses and heater phases at each).
-2. One geometry: an 8-port Clements layout drawn with every heater (``all_heaters``,
-   unwired) against the chip model built on that layout's geometry: heater count and
-   positions (and the default chip against the default wired layout, which draws only the
-   MZIs' heaters on another grid).
+2. One geometry: the default 8-port Clements layout (every heater drawn and wired to pads)
+   against the default chip model (``ChipSpec(n_ports=8)``): heater count and positions, the
+   layout's metal and graph checks; beside them the chip on the plain 300 x 60 um grid the
+   default model used before (pitches given), which the layout does not match.
 3. Crosstalk through the firmware: a dense 6-port chip (60 x 20 um pitch, seed 2)
    self-calibrated by ``Switch.calibrate()``; worst isolation of 20 random perfect matchings
    with the crosstalk it calibrated compensated, beside the same calibration with its
@@ -15,16 +15,11 @@
    calibrated: CAL:RUN as before).
 
 No public tool emulates these chips, so the comparisons are with the chip's own truth.
-Run::
-
-    python benchmarks/bench_physics_band.py          # tables
-    python benchmarks/bench_physics_band.py --json   # one JSON object
+``benchmarks/bench_physics.py`` runs these beside the figures in time and prints them.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from dataclasses import replace
@@ -71,27 +66,29 @@ def band_figures() -> dict[str, float]:
 
 
 def layout_figures() -> dict[str, object]:
-    from layouts.check import check_layout, heaters_match
-    from layouts.meshes import LayoutSettings, feedforward_geometry, feedforward_layout
+    from layouts.check import check_layout
+    from layouts.meshes import feedforward_layout
     from photonics.chip import Chip, ChipSpec
-    from photonics.feedforward import ClementsMesh
 
-    mesh, settings = ClementsMesh(8), LayoutSettings(pads=None)
-    layout = feedforward_layout(mesh, settings, all_heaters=True)
-    chip = Chip(ChipSpec(n_ports=8, geometry=feedforward_geometry(mesh, settings)))
-    found = heaters_match(layout, chip.heater_positions_um)
-    default = heaters_match(feedforward_layout(mesh), Chip(ChipSpec(n_ports=8)).heater_positions_um)
+    chip = Chip(ChipSpec(n_ports=8))
+    layout = feedforward_layout(chip.mesh)
+    check = check_layout(layout, chip.heater_positions_um)
+    grid = check_layout(layout, Chip(ChipSpec(n_ports=8, pitch_x_um=300.0)).heater_positions_um)
+    assert check.heaters is not None and grid.heaters is not None
     print("  layout done", file=sys.stderr)
     return {
         "model_heaters": chip.n_heaters,
-        "drawn_heaters": found.drawn,
-        "max_position_error_um": found.max_error_um,
-        "layout_check_ok": check_layout(layout).ok,
-        "match": found.ok,
-        "default_chip_and_wired_layout": {
-            "model_heaters": default.expected,
-            "drawn_heaters": default.drawn,
-            "match": default.ok,
+        "drawn_heaters": check.heaters.drawn,
+        "pads": layout.n_pads,
+        "column_pitch_um": chip.geometry.column_pitch_um if chip.geometry else None,
+        "max_position_error_um": check.heaters.max_error_um,
+        "layout_check_ok": check.ok,
+        "match": check.heaters.ok,
+        "grid_chip_300um": {
+            "model_heaters": grid.heaters.expected,
+            "drawn_heaters": grid.heaters.drawn,
+            "max_position_error_um": grid.heaters.max_error_um,
+            "match": grid.heaters.ok,
         },
     }
 
@@ -128,14 +125,12 @@ def dense_figures() -> dict[str, float]:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+def figures() -> dict[str, object]:
+    """The band, layout and dense-chip figures, the issue's three keys first."""
     band_result = band_figures()
     layout = layout_figures()
     dense = dense_figures()
-    summary = {
+    return {
         "isolation_band_worst_db": band_result["worst_over_band_db"],
         "layout_heaters_match": layout["match"],
         "dense_chip_isolation_db_sdk": dense["isolation_after_calibrate_db"],
@@ -143,24 +138,25 @@ def main() -> int:
         "layout": layout,
         "dense": dense,
     }
-    if args.json:
-        print(json.dumps(summary))
-        return 0
+
+
+def print_tables(summary: dict) -> None:
+    band_result, layout, dense = summary["band"], summary["layout"], summary["dense"]
     print("1. demo switch (16-port Clements), all-to-all matchings after CAL:RUN")
     print(f"   {'':28}{'1550 nm':>12}{'1530-1565 nm':>16}")
     print(
         f"   {'worst isolation, dB':28}{band_result['worst_at_1550_db']:12.1f}"
         f"{band_result['worst_over_band_db']:16.1f}"
     )
-    old = layout["default_chip_and_wired_layout"]
+    old = layout["grid_chip_300um"]
     print("2. layout against model (8-port Clements), heaters")
     print(f"   {'':28}{'model':>12}{'layout':>16}{'match':>8}")
     print(
-        f"   {'one geometry, all heaters':28}{layout['model_heaters']:12d}"
+        f"   {'default chip, default layout':28}{layout['model_heaters']:12d}"
         f"{layout['drawn_heaters']:16d}{layout['match']!s:>8}"
     )
     print(
-        f"   {'default chip, wired layout':28}{old['model_heaters']:12d}"
+        f"   {'300 x 60 um grid chip':28}{old['model_heaters']:12d}"
         f"{old['drawn_heaters']:16d}{old['match']!s:>8}"
     )
     print("3. dense 6-port chip (60 x 20 um), after Switch.calibrate()")
@@ -170,8 +166,3 @@ def main() -> int:
         f"{dense['isolation_without_crosstalk_db']:12.1f}"
         f"{dense['isolation_after_calibrate_db']:16.1f}"
     )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
