@@ -273,6 +273,7 @@ class MeshFabric:
             r.max_iterations,
             r.isolation_target_db,
             r.isolation_budget,
+            r.max_path_loss_db,
         )
         return MeshFabric(router, self.endpoints)
 
