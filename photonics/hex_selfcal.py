@@ -59,9 +59,9 @@ TRUSTED_ON_OFF_DB = 20.0
 #: error and a driver whose power model differs a little.
 BUDGET_SHARE = 0.98
 #: Refinement passes stop once no bias moves by more than this, rad.
-REFINED_RAD = 0.01
+REFINED_RAD = 0.02
 #: Points of a re-measured cell's sweep over one period.
-REFINE_POINTS = 8
+REFINE_POINTS = 6
 #: Extinction ratios are reported up to this value, dB (the detectors' floor).
 MAX_EXTINCTION_DB = 60.0
 
@@ -344,8 +344,8 @@ def calibrate_recirculating(
     max_current_mA: float,
     chip_id: str = "chip",
     nominal_p_pi_mW: float = DEFAULT_P_PI_MW,
-    sweep_points: int = 25,
-    refine: int = 8,
+    sweep_points: int = 17,
+    refine: int = 6,
     progress: Progress | None = None,
     iv_group: int = IV_GROUP,
     power_budget_mW: float = np.inf,
@@ -379,6 +379,7 @@ def calibrate_recirculating(
     )
     known = np.zeros(n, bool)
     trusted = np.zeros(n, bool)  # last fringe clean (see clean())
+    failed: dict[int, CellMeasurement] = {}  # the way each cell's fit failed, this pass
     extinction = np.full(n, np.nan)
     how: list[CellMeasurement | None] = [None] * n
     order: list[int] = []
@@ -404,11 +405,12 @@ def calibrate_recirculating(
         options = [o for o in (p.plan(k) for p in planners) if o is not None]
         option = next((o for o in options if o.measurement.detector >= 0), None)
         option = option or (options[0] if options else None)
-        if option is None:
-            return False
+        if option is None or failed.get(k) == option.measurement:
+            return False  # no way to measure it, or the way that failed before
         try:
             p_pi, bias, ext = bench.fit_cell(option.measurement, option.dark_end, known, known[k])
         except FitError:
+            failed[k] = option.measurement
             return False
         bench.p_pi[k], bench.bias[k] = p_pi, bias
         extinction[k] = ext
@@ -435,6 +437,7 @@ def calibrate_recirculating(
     # first fringes had cold cells around them), and the ones no route through calibrated
     # cells reached, nearest first, routed through cells whose state is still a guess
     for _ in range(refine):
+        failed.clear()  # the cells around have moved since: a way that failed may work now
         before, count = bench.bias.copy(), len(order)
         cells = order + _by_distance(mesh, known)
         for i, k in enumerate(cells):

@@ -28,8 +28,10 @@ class CalibrationCommands(Core):
     @command(
         "CALibration:RUN",
         Param("save", "bool", optional=True, default=False),
-        summary="Self-calibrate through the chip's detectors (locks the rings first); the "
-        "result is used at once and kept until power-off; CAL:SAVE stores it, as does ON here "
+        summary="Self-calibrate through the chip's detectors (locks the rings first): a "
+        "feed-forward mesh column by column, a recirculating one cell by cell on routed paths "
+        "(cells it cannot fit are marked dead and not routed through); the result is used at "
+        "once and kept until power-off; CAL:SAVE stores it, as does ON here "
         "(all or nothing: with no store, -310 before anything runs). The applied matching is "
         "re-applied with it.",
         example="CAL:RUN",
@@ -72,7 +74,11 @@ class CalibrationCommands(Core):
             progress=self.progress,
             iv_group=group,
         )
-        self.use_calibration(found.calibration, stored=False)
+        self._adopt(found.calibration, save)
+
+    def _adopt(self, cal: Calibration, save: bool) -> None:
+        """Use what CAL:RUN found and, with ``save``, store it."""
+        self.use_calibration(cal, stored=False)
         if save:
             self.save_calibration()
 
@@ -106,9 +112,7 @@ class CalibrationCommands(Core):
             iv_group=group,
             power_budget_mW=self.power_budget_mW,
         )
-        self.use_calibration(found.calibration, stored=False)
-        if save:
-            self.save_calibration()
+        self._adopt(found.calibration, save)
 
     def _heaters_fit(self, limit: float) -> int:
         """Refuse up front (-221 interlock, -222) an I-V sweep that drives a heater alone to
