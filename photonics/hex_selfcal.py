@@ -37,7 +37,7 @@ the nominal P_pi, ``phase_fitted`` False), and the router must not use it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -377,6 +377,7 @@ def calibrate_recirculating(
         sweep_points,
         power_budget_mW,
     )
+    entry_cells = set((mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)] // 4).tolist())
     known = np.zeros(n, bool)
     trusted = np.zeros(n, bool)  # last fringe clean (see clean())
     failed: dict[int, CellMeasurement] = {}  # the way each cell's fit failed, this pass
@@ -390,21 +391,24 @@ def calibrate_recirculating(
         :data:`TRUSTED_ON_OFF_DB`, which the routes' cells reach only when set as planned."""
         return how[k].detector >= 0 and extinction[k] >= TRUSTED_ON_OFF_DB  # type: ignore[union-attr]
 
-    def through(k: int, *regions: np.ndarray) -> list[_Planner]:
-        """Planners through each of ``regions`` (cell masks) without cell ``k``."""
-        planners = []
+    def through(k: int, *regions: np.ndarray) -> Iterator[_Planner]:
+        """Planners through each of ``regions`` (cell masks) without cell ``k``, made as
+        asked for."""
         for region in regions:
             others = region.copy()
             others[k] = False
-            planners.append(_Planner(mesh, endpoints, others))
-        return planners
+            yield _Planner(mesh, endpoints, others)
 
-    def measure_cell(k: int, planners: list[_Planner]) -> bool:
+    def measure_cell(k: int, planners: Iterable[_Planner]) -> bool:
         """Measure cell ``k`` the first way of ``planners`` that reads one detector, else the
         first way found at all."""
-        options = [o for o in (p.plan(k) for p in planners) if o is not None]
-        option = next((o for o in options if o.measurement.detector >= 0), None)
-        option = option or (options[0] if options else None)
+        option = None
+        for planner in planners:
+            found = planner.plan(k)
+            if found is not None and found.measurement.detector >= 0:
+                option = found
+                break
+            option = option or found
         if option is None or failed.get(k) == option.measurement:
             return False  # no way to measure it, or the way that failed before
         try:
@@ -444,8 +448,14 @@ def calibrate_recirculating(
             if progress is not None:
                 progress("refine cells", i, len(cells))
             # a calibrated cell is measured through trusted cells, else through calibrated
-            # ones; one not yet calibrated through any cell, guesses being all there is
-            regions = (trusted, known) if known[k] else (np.ones(n, bool),)
+            # ones (an endpoint's own cell, without which the endpoint is lost, else through
+            # any: the on/off ratio tells whether the routes worked; elsewhere that lets a few
+            # cells through with their bias off by pi); one not yet calibrated through any
+            # cell, guesses being all there is
+            every = np.ones(n, bool)
+            regions = (trusted, known) if known[k] else (every,)
+            if known[k] and k in entry_cells:
+                regions = (*regions, every)
             if measure_cell(k, through(k, *regions)):
                 trusted[k] = known[k] and clean(k)
                 if not known[k]:

@@ -190,7 +190,7 @@ class Router:
         self.port_end_of = np.asarray(mesh.edge_ports, dtype=np.int64)
         self.cell_loss_db = float(cell_loss_db)
         self.link_loss_db = float(link_loss_db)
-        self.extinction_db = np.ascontiguousarray(ext, dtype=float)
+        self.extinction_db = np.array(ext, dtype=float)  # writable: one compiled signature
         self.max_iterations = int(max_iterations)
         self.isolation_target_db = isolation_target_db
         self.isolation_budget = int(isolation_budget)
