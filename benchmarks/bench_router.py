@@ -58,6 +58,11 @@ in ``--jobs`` worker processes)::
     python benchmarks/bench_router.py --chips 4                          # isolation, 4 chips
     python benchmarks/bench_router.py --quick                            # smoke run (1 min)
 
+6. self-calibrated chips (``--selfcal-chips``, default 3; ``hex_selfcal_bench.py``): sampled
+   32-endpoint chips calibrated through their endpoints' photodiodes, the optimal cover measured
+   on that calibration side by side with the factory one, and the cover at
+   ``COVER_ISOLATION_DB`` measured against its prediction (``--isolation-plot`` draws it).
+
 Progress goes to stderr. Needs networkx.
 """
 
@@ -74,6 +79,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
+from hex_selfcal_bench import COVER_ISOLATION_DB, bench_selfcal, plot_isolation, print_selfcal
 from router_baseline import BaselineRouter, baseline_states, exactly_routable, traced_ok
 from router_report import print_tables, summarize
 
@@ -158,11 +164,6 @@ def bench_matchings(
         out["ours_failed_but_routable"] = misses
         out["exact_time_limit_hit"] = unknown
     return out
-
-
-#: Predicted isolation the guaranteed cover asks of each matching, dB: the target plus a
-#: margin for the second-order leaks the first-order prediction leaves out.
-COVER_ISOLATION_DB = 25.5
 
 
 def bench_cover(
@@ -392,12 +393,17 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--chips", type=int, default=1, help="sampled chips per chip model")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument(
+        "--selfcal-chips", type=int, default=3, help="self-calibrated 32-endpoint chips (0: none)"
+    )
+    parser.add_argument("--isolation-plot", default=None, help="PNG: measured vs predicted")
     parser.add_argument("--quick", action="store_true", help="shrink everything (smoke run)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.quick:
         args.matchings, args.dead_k, args.dead_sets, args.dead_matchings = 3, [1, 8], 2, 2
         args.cover_attempts = args.cover_attempts or 1
+        args.selfcal_chips = min(args.selfcal_chips, 1)
     return args
 
 
@@ -436,7 +442,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         args.exact,
         args.jobs,
     )
+    selfcal: dict[str, Any] = {}
+    if args.selfcal_chips:
+        log(f"self-calibrated chips: {args.selfcal_chips}")
+        selfcal = bench_selfcal(args.selfcal_chips)
+        pairs = selfcal.pop("isolation_pairs")
+        if args.isolation_plot:
+            plot_isolation(pairs, args.isolation_plot)
     return {
+        **selfcal,
         "endpoints_32": ends,
         "matching_32": m32,
         "cover": cover,
@@ -456,6 +470,8 @@ def main() -> int:
         print(json.dumps(summary | figures | {"settings": settings}))
         return 0
     print_tables(figures, summary, args)
+    if "hex_selfcal_s" in figures:
+        print_selfcal(figures)
     return 0
 
 

@@ -47,6 +47,10 @@ STALL_ITERATIONS = 15
 #: isolation (~25 dB) and the unit cell's crosstalk bound (-25 dB) (Perez-Lopez et al., Nat.
 #: Commun. 15, 1563 (2024); docs/physics.md).
 DEFAULT_ISOLATION_TARGET_DB = 25.0
+#: Default limit on a path's predicted loss, dB: about 45 cells at the default cell and link
+#: losses, so no request takes an absurd detour; above the longest path of 20 random perfect
+#: matchings on every hexagonal switch of ``hexagonal_switch`` (38 cells, 25 dB, on mesh_9x9).
+DEFAULT_MAX_PATH_LOSS_DB = 30.0
 #: Default budget of the isolation-aware re-negotiation, in cells searched: each path search
 #: counts the mesh's cells (its cost grows with them). The 6x6 switch (71 cells, 6 paths) may
 #: spend up to about 230 negotiation passes, a 32-port matching on the 9x9 mesh (278 cells, 16
@@ -135,6 +139,8 @@ class Router:
     - ``extinction_db``: each cell's extinction, dB, a scalar or one value per cell (measured
       ones from a calibration, or :func:`~photonics.mzi.extinction_ratio_db` of a model chip),
       for each path's predicted isolation;
+    - ``max_path_loss_db``: a request whose path would lose more (dB) fails instead (None:
+      no limit);
     - ``isolation_target_db``: worst predicted path isolation (:attr:`Path.isolation_db`) to
       aim at, dB (None: plain routing). When a conflict-free routing falls short, all requests
       are negotiated again from scratch, each round in another order and with a higher cost on
@@ -157,6 +163,7 @@ class Router:
         max_iterations: int = 60,
         isolation_target_db: float | None = DEFAULT_ISOLATION_TARGET_DB,
         isolation_budget: int = ISOLATION_BUDGET,
+        max_path_loss_db: float | None = DEFAULT_MAX_PATH_LOSS_DB,
     ) -> None:
         if link_loss_db is None:
             link_loss_db = unit_link_loss_db(mesh.unit_length_um, DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM)
@@ -171,6 +178,8 @@ class Router:
             raise SettingsError(f"isolation_target_db must be finite, got {isolation_target_db}")
         if isolation_budget < 0:
             raise SettingsError(f"isolation_budget must be >= 0, got {isolation_budget}")
+        if max_path_loss_db is not None and not max_path_loss_db > 0:
+            raise SettingsError(f"max_path_loss_db must be > 0 dB or None, got {max_path_loss_db}")
         self.mesh = mesh
         self.partner = mesh.partner()
         self.dead = np.zeros(mesh.n_cells, bool)
@@ -181,10 +190,11 @@ class Router:
         self.port_end_of = np.asarray(mesh.edge_ports, dtype=np.int64)
         self.cell_loss_db = float(cell_loss_db)
         self.link_loss_db = float(link_loss_db)
-        self.extinction_db = np.ascontiguousarray(ext, dtype=float)
+        self.extinction_db = np.array(ext, dtype=float)  # writable: one compiled signature
         self.max_iterations = int(max_iterations)
         self.isolation_target_db = isolation_target_db
         self.isolation_budget = int(isolation_budget)
+        self.max_path_loss_db = max_path_loss_db
 
     def _check(self, pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
         checked: list[tuple[int, int]] = []
@@ -294,6 +304,11 @@ class Router:
                 failures[pair] = "no path: every route is blocked by dead cells or the edge"
             elif routed[i] < 0:
                 failures[pair] = f"still in conflict after {run[3]} iterations of penalties"
+            elif self._too_long(lengths[i]):
+                failures[pair] = (
+                    f"its path of {lengths[i]} cells loses {self.path_loss_db(lengths[i]):.1f} "
+                    f"dB, above the limit {self.max_path_loss_db:g} dB"
+                )
             else:
                 paths.append(self._path(pair, hops[i, : lengths[i]], float(isolation[i])))
         return RouteResult(
@@ -318,6 +333,10 @@ class Router:
             self.max_iterations,
             STALL_ITERATIONS,
         )
+
+    def _too_long(self, n_cells: int) -> bool:
+        limit = self.max_path_loss_db
+        return limit is not None and self.path_loss_db(n_cells) > limit
 
     def path_loss_db(self, n_cells: int) -> float:
         """Predicted loss of a path across ``n_cells`` cells, dB (cells and the links between)."""

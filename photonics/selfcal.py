@@ -274,6 +274,27 @@ def _counting(measure: Measure) -> tuple[Measure, list[int]]:
     return counted, count
 
 
+def fit_resistances(
+    voltage: Voltage,
+    n_heaters: int,
+    max_current_mA: float,
+    iv_group: int = IV_GROUP,
+    progress: Progress | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every heater's ``R(I) = a I^2 + c`` from I-V sweeps up to ``max_current_mA``, ``iv_group``
+    heaters at a time (so the chip's power budget is never exceeded): ``(a, c)``, ohm/mA^2 and
+    ohm, one per heater."""
+    sweep = np.linspace(0, max_current_mA, 9)
+    volts = np.empty((sweep.size, n_heaters))
+    for start in steps("heater I-V sweeps", range(0, n_heaters, iv_group), progress):
+        group = slice(start, min(start + iv_group, n_heaters))
+        rows = np.zeros((sweep.size, n_heaters))
+        rows[:, group] = sweep[:, None]
+        volts[:, group] = np.asarray(voltage(rows), dtype=float)[:, group]
+    fits = [fit_heater_resistance(sweep, volts[:, h]) for h in range(n_heaters)]
+    return np.array([f.a_ohm_per_mA2 for f in fits]), np.array([f.c_ohm for f in fits])
+
+
 def calibrate_mesh(
     mesh: FeedForwardMesh,
     measure: Measure,
@@ -302,17 +323,7 @@ def calibrate_mesh(
     so the biases found are the heaters' own and the result keeps the crosstalk matrix.
     """
     counted, count = _counting(measure)
-    sweep = np.linspace(0, max_current_mA, 9)
-    # I-V sweeps of a group of heaters at a time, so the chip's power budget is never exceeded
-    volts = np.empty((sweep.size, n_heaters))
-    for start in steps("heater I-V sweeps", range(0, n_heaters, iv_group), progress):
-        group = slice(start, min(start + iv_group, n_heaters))
-        rows = np.zeros((sweep.size, n_heaters))
-        rows[:, group] = sweep[:, None]
-        volts[:, group] = np.asarray(voltage(rows), dtype=float)[:, group]
-    fits = [fit_heater_resistance(sweep, volts[:, h]) for h in range(n_heaters)]
-    a = np.array([f.a_ohm_per_mA2 for f in fits])
-    c = np.array([f.c_ohm for f in fits])
+    a, c = fit_resistances(voltage, n_heaters, max_current_mA, iv_group, progress)
     p_max = float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
     rig = _Rig(mesh, counted, a, c, p_max, sweep_points, prior, max_current_mA)
 

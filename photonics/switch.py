@@ -260,6 +260,23 @@ class MeshFabric:
     def rerouter(self, current: SwitchPlan) -> Rerouter:
         return MeshRerouter(self, current)
 
+    def with_dead_cells(self, dead_cells: Sequence[int]) -> MeshFabric:
+        """This fabric with its router leaving ``dead_cells`` out (e.g. the cells a
+        calibration could not fit), its other settings kept."""
+        r = self.router
+        router = Router(
+            r.mesh,
+            dead_cells,
+            r.cell_loss_db,
+            r.link_loss_db,
+            r.extinction_db,
+            r.max_iterations,
+            r.isolation_target_db,
+            r.isolation_budget,
+            r.max_path_loss_db,
+        )
+        return MeshFabric(router, self.endpoints)
+
     def all_to_all_cover(
         self,
         attempts: int = 8,

@@ -11,8 +11,9 @@ from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
+from photonics.hex_selfcal import calibrate_recirculating
 from photonics.selfcal import peak_power_mW, self_calibrate
-from photonics.switch import FeedForwardFabric
+from photonics.switch import FeedForwardFabric, MeshFabric
 from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
 
 #: The I-V sweep drives as many heaters at once as fill this fraction of the power budget: a
@@ -30,25 +31,33 @@ class CalibrationCommands(Core):
     @command(
         "CALibration:RUN",
         Param("save", "bool", optional=True, default=False),
-        summary="Self-calibrate through the chip's detectors (locks the rings first); where "
-        "the chip's heater layout predicts crosstalk above 0.1 rad, its thermal crosstalk too, "
-        "which routes then compensate. The result is used at once and kept until power-off; "
-        "CAL:SAVE stores it, as does ON here (all or nothing: with no store, -310 before "
-        "anything runs). The applied matching is re-applied with it.",
+        summary="Self-calibrate through the chip's detectors (locks the rings first): a "
+        "feed-forward mesh column by column, with its thermal crosstalk where the chip's heater "
+        "layout predicts more than 0.1 rad of it (routes then compensate it); a recirculating "
+        "one cell by cell on routed paths (cells it cannot fit are marked dead and not routed "
+        "through). The result is used at once and kept until power-off; CAL:SAVE stores it, as "
+        "does ON here (all or nothing: with no store, -310 before anything runs). The applied "
+        "matching is re-applied with it.",
         example="CAL:RUN",
-        errors="-221 not a feed-forward mesh, or interlock engaged; -222 its sweeps do not fit "
-        "the current limit or the power budget (refused before it starts); -200 a fit failed; "
+        errors="-221 a mesh it cannot calibrate, or interlock engaged; -222 its sweeps do not "
+        "fit the current limit or the power budget (refused before it starts); -200 a fit "
+        "failed; "
         "-240 hardware failure; -310 no store, or it failed",
         execution="overlapped",
     )
     def run_calibration(self, save: bool) -> None:
+        if save and self.store is None:
+            raise ScpiError(-310, "this switch has no non-volatile store")
+        if isinstance(self.fabric, MeshFabric):
+            self._run_recirculating(self.fabric, save)
+            return
         mesh = self.fabric.mesh if isinstance(self.fabric, FeedForwardFabric) else None
         if not isinstance(mesh, FeedForwardMesh):
             raise ScpiError(
-                -221, "self-calibration runs on feed-forward meshes; load a calibration instead"
+                -221,
+                "self-calibration runs on feed-forward and recirculating meshes; load a "
+                "calibration instead",
             )
-        if save and self.store is None:
-            raise ScpiError(-310, "this switch has no non-volatile store")
         limit = float(self.current_limit_mA.min())
         group = self._calibration_fits(mesh, limit)
         keep = self.lock_all_rings()
@@ -73,19 +82,49 @@ class CalibrationCommands(Core):
             other_arm_um=layout.other_arm_um if coupled and layout else None,
             iv_group=group,
         )
-        self.use_calibration(found.calibration, stored=False)
+        self._adopt(found.calibration, save)
+
+    def _adopt(self, cal: Calibration, save: bool) -> None:
+        """Use what CAL:RUN found and, with ``save``, store it."""
+        self.use_calibration(cal, stored=False)
         if save:
             self.save_calibration()
 
-    def _calibration_fits(self, mesh: FeedForwardMesh, limit: float) -> int:
-        """Refuse up front (-221 interlock, -222 limits) a self-calibration whose sweeps cannot
-        run inside the limits, else return how many heaters its I-V sweep drives at once. It
-        drives every heater in turn to ``limit`` (mA); sweeps each MZI over a full period (twice
-        its P_pi, by the calibration in use, else the nominal one) up to the power ``limit``
-        gives, with the MZIs before it parked at bar (the estimate of
-        :func:`~photonics.selfcal.peak_power_mW`, when there is a calibration in use) and the
-        other heaters as they are now (rings not locked yet at 0 mA). Each measurement is still
-        checked as it is sent (:meth:`_measure`)."""
+    def _run_recirculating(self, fabric: MeshFabric, save: bool) -> None:
+        """CAL:RUN on a recirculating mesh (:mod:`photonics.hex_selfcal`): within the current
+        limit and the power budget at every step; cells it cannot calibrate are marked dead
+        (``phase_fitted`` False), so the router leaves them out."""
+        limit = float(self.current_limit_mA.min())
+        group = self._heaters_fit(limit)
+        mesh = fabric.router.mesh
+        p_max = float(self.driver.power_mW(np.diag(np.full(self.driver.n_channels, limit))).min())
+        if p_max < 2 * DEFAULT_P_PI_MW:
+            raise ScpiError(
+                -222,
+                f"self-calibration sweeps each cell over a full period: about "
+                f"{2 * DEFAULT_P_PI_MW:.3g} mW, {limit:.6g} mA gives {p_max:.3g} mW",
+            )
+
+        def measure(rows: np.ndarray, port: int) -> np.ndarray:
+            return self._measure(rows, np.eye(self.driver.n_detectors)[port])
+
+        found = calibrate_recirculating(
+            mesh,
+            fabric.endpoints,
+            measure,
+            self._voltage,
+            self.driver.n_channels,
+            limit,
+            chip_id=self.idn.split(",")[1],
+            progress=self.progress,
+            iv_group=group,
+            power_budget_mW=self.power_budget_mW,
+        )
+        self._adopt(found.calibration, save)
+
+    def _heaters_fit(self, limit: float) -> int:
+        """Refuse up front (-221 interlock, -222) an I-V sweep that drives a heater alone to
+        ``limit`` (mA) above the power budget, else return how many heaters it drives at once."""
         if self.interlock:
             raise ScpiError(-221, "interlock engaged: release it with SYST:INT OFF")
         n = self.driver.n_channels
@@ -97,6 +136,20 @@ class CalibrationCommands(Core):
                 f"self-calibration drives each heater alone to {limit:.6g} mA "
                 f"({alone.max():.6g} mW): above the power budget {budget:.6g} mW",
             )
+        return max(1, int(min(n, IV_MARGIN * budget // alone.max())))
+
+    def _calibration_fits(self, mesh: FeedForwardMesh, limit: float) -> int:
+        """Refuse up front (-221 interlock, -222 limits) a self-calibration whose sweeps cannot
+        run inside the limits, else return how many heaters its I-V sweep drives at once. It
+        drives every heater in turn to ``limit`` (mA); sweeps each MZI over a full period (twice
+        its P_pi, by the calibration in use, else the nominal one) up to the power ``limit``
+        gives, with the MZIs before it parked at bar (the estimate of
+        :func:`~photonics.selfcal.peak_power_mW`, when there is a calibration in use) and the
+        other heaters as they are now (rings not locked yet at 0 mA). Each measurement is still
+        checked as it is sent (:meth:`_measure`)."""
+        group = self._heaters_fit(limit)
+        n, budget = self.driver.n_channels, self.power_budget_mW
+        alone = self.driver.power_mW(np.diag(np.full(n, limit)))
         p_max, k = float(alone.min()), mesh.n_mzis
         cal = self.calibration
         p_pi = np.full(k, DEFAULT_P_PI_MW) if cal is None else cal.p_pi_mW[:k]
@@ -117,13 +170,17 @@ class CalibrationCommands(Core):
                     f"self-calibration's sweeps draw about {peak:.4g} mW (the MZIs parked at "
                     f"bar, one at {limit:.6g} mA): above the power budget {budget:.6g} mW",
                 )
-        return max(1, int(min(n, IV_MARGIN * budget // alone.max())))
+        return group
 
     def use_calibration(self, cal: Calibration, stored: bool) -> None:
         """Switch to ``cal``, re-applying the matching with it (locked rings re-centred), all
-        or nothing."""
+        or nothing. On a recirculating mesh the router leaves out the cells ``cal`` did not
+        fit (``phase_fitted`` False)."""
         with self.transaction():
             self.calibration, self.calibration_stored = cal, stored
+            if isinstance(self.fabric, MeshFabric):  # the cells it could not fit are dead
+                n = self.fabric.n_cells
+                self.fabric = self.fabric.with_dead_cells(np.flatnonzero(~cal.phase_fitted[:n]))
             if self.plan is not None:
                 self.apply_plan(self.plan)
 

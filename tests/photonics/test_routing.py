@@ -16,7 +16,7 @@ from photonics.mzi import (
     extinction_ratio_db,
     splitter_errors_for_extinction,
 )
-from photonics.routing import Router, requests_for, verify
+from photonics.routing import DEFAULT_MAX_PATH_LOSS_DB, Router, requests_for, verify
 from photonics.switch_geometry import hexagonal_switch, switch_6x6, switch_32
 from photonics.waveguide_mesh import BAR, CROSS, forced_entry, through
 from tests.strategies import seeds
@@ -299,3 +299,19 @@ def test_a_cover_with_an_isolation_requirement_keeps_it_in_every_matching() -> N
     assert "did not route at >= 25.5 dB" in strict.note
     with pytest.raises(SettingsError, match="isolation_db must be finite"):
         all_to_all_cover(router, ends, isolation_db=float("nan"))
+
+
+def test_a_path_above_the_loss_limit_fails_naming_its_loss_and_the_limit() -> None:
+    mesh, ends = switch_32()
+    pair = [(ends[0], ends[16])]  # west to east: about 20 cells
+    routed = Router(mesh).route(pair)
+    assert routed.ok and routed.paths[0].loss_db <= DEFAULT_MAX_PATH_LOSS_DB
+    short = Router(mesh, max_path_loss_db=5.0).route(pair)
+    assert not short.ok and short.paths == ()
+    assert "above the limit 5 dB" in short.failures[pair[0]]
+
+
+@pytest.mark.parametrize("limit", [0.0, -1.0])
+def test_a_loss_limit_must_be_positive(limit) -> None:
+    with pytest.raises(SettingsError, match="max_path_loss_db must be > 0 dB or None"):
+        Router(switch_6x6()[0], max_path_loss_db=limit)

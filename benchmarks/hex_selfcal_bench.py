@@ -1,0 +1,184 @@
+"""Self-calibrated 32-endpoint chips for ``bench_router.py``: what the router's matchings measure
+on sampled :class:`~photonics.mesh_chip.MeshChip` instances of ``switch_32`` (mesh_9x9) after
+:func:`~photonics.hex_selfcal.calibrate_recirculating`, side by side with the same chips on
+their factory calibration (the baseline: every heater's true P_pi and bias).
+
+Per chip (``MeshChipSpec(seed=s)``, s = 0 .. seeds - 1): the self-calibration through the
+endpoints' photodiodes (timed: ``hex_selfcal_s``, the median over chips; the physics of the
+emulated chip is part of it), a router that leaves its dead cells out, then
+
+- the optimal all-to-all cover (``all_to_all_cover`` defaults: 31 matchings) measured with the
+  self-calibration and with the factory calibration: worst port isolation of each
+  (``hex_selfcal_isolation_db``, ``hex_factory_isolation_db``);
+- the cover asking every matching for ``COVER_ISOLATION_DB`` predicted, measured with the
+  self-calibration: its size (``cover_25db_measured_size``), worst measured isolation
+  (``cover_25db_measured_worst_db``), how many matchings measure below 25 dB, and the worst
+  measured minus predicted isolation of any path (``prediction_error_db_max``).
+
+Isolation of a circuit ``src -> out``: its power over the strongest other input of the matching
+reaching ``out`` (all endpoints of the matching lit one at a time, the field solve of the chip).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from photonics.calibration import Calibration
+from photonics.covers import all_to_all_cover
+from photonics.hex_selfcal import calibrate_recirculating
+from photonics.mesh_chip import MeshChip, MeshChipSpec
+from photonics.routing import Router, RouteResult
+from photonics.selfcal import CellDrive
+from photonics.switch_geometry import switch_32
+
+#: Predicted isolation asked of every matching of the isolation cover, dB: 25 plus a margin
+#: for second-order leaks.
+COVER_ISOLATION_DB = 25.5
+#: The measured goal, dB.
+GOAL_DB = 25.0
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def measured_isolation(
+    chip: MeshChip, drive: CellDrive, result: RouteResult
+) -> list[tuple[float, float]]:
+    """(measured, predicted) isolation, dB, of every circuit of a routed matching (both
+    directions of each path) on ``chip`` driven by ``drive``."""
+    index = {p: i for i, p in enumerate(chip.endpoints)}
+    current = np.zeros(chip.n_heaters)
+    current[: chip.n_cells] = drive.currents(result.theta())
+    P = np.abs(chip.transfer(current)) ** 2  # [out, in]
+    lit = [index[p] for path in result.paths for p in path.ports]
+    out = []
+    for path in result.paths:
+        a, b = (index[p] for p in path.ports)
+        for src, dst in ((a, b), (b, a)):
+            leak = max(P[dst, x] for x in lit if x != src)
+            out.append((float(10 * np.log10(P[dst, src] / leak)), path.isolation_db))
+    return out
+
+
+def _worst(chip: MeshChip, cal: Calibration, results: tuple[RouteResult, ...]) -> list[float]:
+    drive = CellDrive.of(cal, chip.n_cells)
+    return [min(m for m, _ in measured_isolation(chip, drive, r)) for r in results]
+
+
+def chip_row(seed: int) -> dict[str, Any]:
+    """The figures of one chip (``MeshChipSpec(seed=seed)``), its (measured, predicted) pairs
+    under ``"pairs"``."""
+    mesh, ends = switch_32()
+    chip = MeshChip(mesh, ends, MeshChipSpec(seed=seed))
+    rng = np.random.default_rng(seed)
+
+    def measure(currents: np.ndarray, port: int) -> np.ndarray:
+        return chip.detect(currents, np.eye(chip.n_ports)[port], rng=rng)
+
+    _log(f"  chip {seed}: self-calibration")
+    t0 = time.perf_counter()
+    found = calibrate_recirculating(
+        mesh, ends, measure, chip.heater_voltage, chip.n_heaters, chip.spec.max_current_mA
+    )
+    seconds = time.perf_counter() - t0
+    # an endpoint's own cell the calibration could not fit would take the endpoint out of the
+    # switch: the bench routes through it on its estimate instead, and counts it
+    ends_cells = set((mesh.edge_ports[ends] // 4).tolist())
+    router = Router(mesh, [c for c in found.dead if c not in ends_cells])
+    plain = all_to_all_cover(router, ends)
+    factory = chip.factory_calibration()
+    _log(f"  chip {seed}: {len(found.dead)} dead cells, {seconds:.0f} s; covers")
+    iso = all_to_all_cover(router, ends, 1, COVER_ISOLATION_DB)
+    drive = CellDrive.of(found.calibration, chip.n_cells)
+    pairs = [p for r in iso.results for p in measured_isolation(chip, drive, r)]
+    worst_each = [min(m for m, _ in measured_isolation(chip, drive, r)) for r in iso.results]
+    row = {
+        "seed": seed,
+        "selfcal_s": seconds,
+        "dead_cells": len(found.dead),
+        "dead_endpoint_cells": len(ends_cells & set(found.dead)),
+        "readings": found.measurements,
+        "plain_cover_size": plain.size,
+        "selfcal_isolation_db": min(_worst(chip, found.calibration, plain.results)),
+        "factory_isolation_db": min(_worst(chip, factory, plain.results)),
+        "cover_25db_size": iso.size,
+        "cover_25db_worst_db": min(worst_each),
+        "cover_25db_below_goal": int(sum(w < GOAL_DB for w in worst_each)),
+        "prediction_error_db_min": min(m - p for m, p in pairs if np.isfinite(p)),
+    }
+    _log(f"  chip {seed}: {row}")
+    return row | {"pairs": pairs}
+
+
+def bench_selfcal(seeds: int) -> dict[str, Any]:
+    """The figures of the module docstring over chips 0 .. seeds - 1."""
+    return combine([chip_row(seed) for seed in range(seeds)])
+
+
+def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON keys of :func:`bench_selfcal` from the chips' rows (:func:`chip_row`)."""
+    return {
+        "hex_selfcal_s": float(np.median([r["selfcal_s"] for r in rows])),
+        "hex_selfcal_isolation_db": min(r["selfcal_isolation_db"] for r in rows),
+        "hex_factory_isolation_db": min(r["factory_isolation_db"] for r in rows),
+        "cover_25db_measured_size": max(r["cover_25db_size"] for r in rows),
+        "cover_25db_measured_worst_db": min(r["cover_25db_worst_db"] for r in rows),
+        "cover_25db_measured_below_goal": sum(r["cover_25db_below_goal"] for r in rows),
+        "prediction_error_db_max": min(r["prediction_error_db_min"] for r in rows),
+        "hex_selfcal_chips": [{k: v for k, v in r.items() if k != "pairs"} for r in rows],
+        "isolation_pairs": [r["pairs"] for r in rows],
+    }
+
+
+def print_selfcal(figures: dict[str, Any]) -> None:
+    """The table of the self-calibrated chips: each beside its factory calibration."""
+    print("\nself-calibrated 32-endpoint chips (baseline: the same chip's factory calibration)")
+    print(
+        f"{'chip':>4} {'selfcal s':>9} {'dead':>5} {'iso selfcal':>11} {'iso factory':>11} "
+        f"{'diff dB':>7} {'cover25':>7} {'worst dB':>8} {'<25':>4} {'meas-pred':>9}"
+    )
+    for r in figures["hex_selfcal_chips"]:
+        diff = r["selfcal_isolation_db"] - r["factory_isolation_db"]
+        print(
+            f"{r['seed']:>4} {r['selfcal_s']:>9.1f} {r['dead_cells']:>5} "
+            f"{r['selfcal_isolation_db']:>11.1f} {r['factory_isolation_db']:>11.1f} {diff:>7.2f} "
+            f"{r['cover_25db_size']:>7} {r['cover_25db_worst_db']:>8.1f} "
+            f"{r['cover_25db_below_goal']:>4} {r['prediction_error_db_min']:>9.2f}"
+        )
+
+
+def plot_isolation(pairs: list[list[tuple[float, float]]], path: str) -> None:
+    """Measured vs predicted isolation of every circuit of the isolation covers, one colour a
+    chip, as a PNG at ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    finite = [p for chip in pairs for _, p in chip if np.isfinite(p)]
+    lo, hi = 15.0, max(finite, default=60.0) + 2
+    for seed, chip in enumerate(pairs):
+        m, p = np.array([(m, min(p, hi)) for m, p in chip]).T
+        ax.scatter(p, m, s=6, alpha=0.5, label=f"chip {seed}")
+    ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="measured = predicted")
+    ax.plot([lo, hi], [lo - 1, hi - 1], "k:", lw=0.8, label="1 dB below")
+    ax.axhline(GOAL_DB, color="r", lw=0.8, label=f"{GOAL_DB:g} dB")
+    ax.set_xlabel("predicted isolation, dB (router; no shared cell: top edge)")
+    ax.set_ylabel("measured isolation, dB (self-calibrated chip)")
+    ax.set_title(f"32-endpoint covers at >= {COVER_ISOLATION_DB} dB predicted")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+if __name__ == "__main__":  # one chip, for runs in parallel: python hex_selfcal_bench.py SEED
+    import json
+
+    print(json.dumps(chip_row(int(sys.argv[1]))))

@@ -1,0 +1,497 @@
+"""Self-calibration of a recirculating (e.g. hexagonal) mesh through the photodiodes at its
+switch endpoints.
+
+Runs against the two callables of :mod:`photonics.selfcal`, so the same procedure serves the
+emulated :class:`~photonics.mesh_chip.MeshChip` and a bench:
+
+- ``measure(currents_mA, endpoint) -> powers``: currents of all heaters ``(B, H)``, the laser
+  on one endpoint; the powers ``(B, n_endpoints)`` on every endpoint's photodiode;
+- ``voltage(currents_mA) -> volts``: the heater driver's read-back ``(B, H)``.
+
+Heater channel ``c`` is cell ``c``'s heater; its phase ``psi = pi P / P_pi + bias`` sets the
+cell's ``2 theta = psi`` (bar at ``psi = 0``), as :mod:`photonics.mesh_chip` models it.
+
+Method: the unit-by-unit characterisation of hexagonal meshes through light paths (Perez-Lopez
+et al., Nat. Commun. 11, 2020 "Multipurpose self-configuration of programmable photonic
+circuits" and Nat. Commun. 15, 1563 (2024); docs/calibration-hex.md), worked out here for
+detectors at the endpoints only:
+
+1. every heater's resistance from I-V sweeps (:func:`~photonics.selfcal.fit_resistances`);
+2. a region ``R`` of calibrated cells grows from the mesh's edge. A cell ``c`` can be measured
+   once light from an endpoint reaches one of its port-ends through ``R`` (the *input route*)
+   and one of its two exits leads out of the chip through ``R`` (the *dark route*, to any edge
+   port). Setting the routes' cells with their calibration, the uncalibrated cells cold and
+   the rest of ``R`` at bar, ``c``'s heater is swept over a full period: in the state that
+   sends the light down the dark route nothing enters the rest of the mesh, so the detectors
+   (all but the dark route's end) see a fringe whose zero is that state. When the other exit
+   reaches another endpoint through ``R`` too (the *on route*), that detector alone is read:
+   the cleanest fringe, and its on/off ratio is the cell's extinction in the dark state. The
+   fringe's period gives P_pi, its phase the bias. The first cells are those whose dark exit is
+   an edge port itself (the outer arm of a boundary cell).
+3. a refinement pass measures every cell again with all the others calibrated, so no fringe
+   carries light scattered by cold cells.
+
+A cell no route reaches, or whose fringe has no contrast, is reported dead (its heater keeps
+the nominal P_pi, ``phase_fitted`` False), and the router must not use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from photonics.calibration import Calibration
+from photonics.errors import FitError
+from photonics.fits import fit_fringe
+from photonics.progress import Progress
+from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances
+from photonics.thermal import DEFAULT_P_PI_MW, current_for_power
+from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, state_between, through
+
+#: A fringe counts only if its amplitude is this many times its rms residual.
+MIN_CONTRAST = 10.0
+#: A cell's fringe is trusted when its detector's on/off ratio reaches this, dB.
+TRUSTED_ON_OFF_DB = 20.0
+#: Share of the power budget a sweep plans to draw: the rest covers the fitted resistances'
+#: error and a driver whose power model differs a little.
+BUDGET_SHARE = 0.98
+#: Refinement passes stop once no bias moves by more than this, rad.
+REFINED_RAD = 0.02
+#: Points of a re-measured cell's sweep over one period.
+REFINE_POINTS = 6
+#: Extinction ratios are reported up to this value, dB (the detectors' floor).
+MAX_EXTINCTION_DB = 60.0
+
+
+@dataclass(frozen=True)
+class CellMeasurement:
+    """How one cell was measured: the endpoint lit, the port-end where light enters the cell,
+    the state that sends it down the dark route, the other cells set (cell, state) and the
+    endpoint read (-1: the sum of all but the dark route's end)."""
+
+    cell: int
+    source: int
+    entry: int
+    dark_state: int
+    route: tuple[tuple[int, int], ...]
+    detector: int
+
+
+@dataclass(frozen=True)
+class HexSelfCalibration:
+    """Result of :func:`calibrate_recirculating`: the :class:`Calibration` (cells' heaters;
+    ``phase_fitted`` False for dead cells), each cell's measured extinction (dB, NaN where
+    no on route let it be measured), the dead cells, the order the cells were first
+    calibrated in, how each was measured last, and how many detector readings it took."""
+
+    calibration: Calibration
+    extinction_db: np.ndarray
+    dead: tuple[int, ...]
+    order: tuple[int, ...]
+    how: tuple[CellMeasurement | None, ...]
+    measurements: int
+
+    def __repr__(self) -> str:
+        return (
+            f"<HexSelfCalibration: {len(self.order)} cells fitted, {len(self.dead)} dead, "
+            f"{self.measurements} detector readings>"
+        )
+
+
+def _reach(partner: np.ndarray, starts: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Breadth-first search over port-ends from the port-ends ``starts`` (where light enters a
+    cell), through cells ``allowed`` in bar or cross: for every port-end light can arrive at,
+    the port-end through which it entered the previous cell (-1 for a start); -2 elsewhere."""
+    pred = np.full(partner.size, -2, dtype=np.int64)
+    pred[starts] = -1
+    frontier = list(starts)
+    while frontier:
+        nxt = []
+        for e in frontier:
+            if not allowed[e // 4]:
+                continue
+            for state in (BAR, CROSS):
+                y = int(partner[through(int(e), state)])
+                if y >= 0 and pred[y] == -2:
+                    pred[y] = e
+                    nxt.append(y)
+        frontier = nxt
+    return pred
+
+
+def _hops(partner: np.ndarray, pred: np.ndarray, arrival: int) -> tuple[int, list[tuple[int, int]]]:
+    """The start port-end of the search that reached ``arrival`` and the (cell, state) of the
+    cells crossed on the way."""
+    hops = []
+    y = arrival
+    while pred[y] >= 0:
+        e = int(pred[y])
+        hops.append((e // 4, state_between(e, int(partner[y]))))
+        y = e
+    return y, hops[::-1]
+
+
+@dataclass(frozen=True)
+class _Option:
+    measurement: CellMeasurement
+    dark_end: int  # endpoint where the dark route leaves (-1 when it is not an endpoint)
+
+
+class _Planner:
+    """Finds how to measure a cell through the cells ``allowed`` (set by their calibration):
+    the searches from the endpoints and from every edge port are made once per ``allowed``,
+    and again without a route's cells only when the shortest routes collide."""
+
+    def __init__(self, mesh: WaveguideMesh, endpoints: Sequence[int], allowed: np.ndarray):
+        self.partner = mesh.partner()
+        self.allowed = allowed
+        self.end_ports = mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)]
+        self.edge_ports = mesh.edge_ports
+        self.endpoint_of = {int(e): i for i, e in enumerate(self.end_ports)}
+        self.from_ends = _reach(self.partner, self.end_ports, allowed)
+        self.from_edges = _reach(self.partner, self.edge_ports, allowed)
+
+    def _route(
+        self, tree: np.ndarray, starts: np.ndarray, arrival: int, avoid: set[int]
+    ) -> tuple[int, list[tuple[int, int]]] | None:
+        """(start port-end, hops) of a route arriving at ``arrival`` that crosses none of the
+        cells ``avoid``: the shortest one's, else a search without them; None if none."""
+        if tree[arrival] == -2:
+            return None
+        start, hops = _hops(self.partner, tree, arrival)
+        if start in starts and not avoid & {c for c, _ in hops}:
+            return start, hops
+        allowed = self.allowed.copy()
+        allowed[list(avoid)] = False
+        tree = _reach(self.partner, starts, allowed)
+        if tree[arrival] == -2:
+            return None
+        start, hops = _hops(self.partner, tree, arrival)
+        return (start, hops) if not avoid & {c for c, _ in hops} else None
+
+    def _routes(
+        self, cell: int, entry: int, dark: int, turn: tuple[str, ...]
+    ) -> dict[str, tuple[int, list[tuple[int, int]]]]:
+        """The routes ``"in"`` (an endpoint to ``entry``), ``"dark"`` (the dark exit to any
+        edge port) and ``"on"`` (the other exit to another endpoint), searched in the order
+        ``turn``, each avoiding the cells of those found before; the ones found."""
+        found: dict[str, tuple[int, list[tuple[int, int]]]] = {}
+        for name in turn:
+            used = {cell} | {c for _, hops in found.values() for c, _ in hops}
+            if name == "dark":
+                route = self._route(self.from_edges, self.edge_ports, through(entry, dark), used)
+            else:
+                lit = [found[k][0] for k in ("in", "on") if k in found]
+                starts = self.end_ports[~np.isin(self.end_ports, lit)]
+                arrival = entry if name == "in" else through(entry, 1 - dark)
+                route = self._route(self.from_ends, starts, arrival, used)
+            if route is not None:
+                found[name] = route
+            elif name != "on":
+                break
+        return found
+
+    def plan(self, cell: int) -> _Option | None:
+        """The shortest way to measure ``cell``, one with an on route first; None if none."""
+        best: tuple[tuple[int, int], _Option] | None = None
+        for entry in range(4 * cell, 4 * cell + 4):
+            for dark in (BAR, CROSS):
+                for turn in (("in", "dark", "on"), ("on", "in", "dark"), ("dark", "on", "in")):
+                    found = self._routes(cell, entry, dark, turn)
+                    if "in" in found and "dark" in found:
+                        break
+                else:
+                    continue
+                route = [hop for k in ("in", "dark", "on") if k in found for hop in found[k][1]]
+                detector = self.endpoint_of[found["on"][0]] if "on" in found else -1
+                key = (detector < 0, len(route))
+                if best is None or key < best[0]:
+                    start, edge = found["in"][0], found["dark"][0]
+                    how = CellMeasurement(
+                        cell, self.endpoint_of[start], entry, dark, tuple(route), detector
+                    )
+                    best = (key, _Option(how, self.endpoint_of.get(edge, -1)))
+        return None if best is None else best[1]
+
+
+@dataclass
+class _Bench:
+    """The instruments and what is known so far: fitted resistances, P_pi and bias per cell."""
+
+    measure: Measure
+    n_heaters: int
+    n_ports: int
+    a: np.ndarray
+    c: np.ndarray
+    p_max: float
+    p_pi: np.ndarray
+    bias: np.ndarray
+    sweep_points: int
+    budget_mW: float
+    readings: int = 0
+
+    def current(self, cell: int | np.ndarray, power_mW: np.ndarray | float) -> np.ndarray:
+        return current_for_power(power_mW, self.c[cell], self.a[cell])
+
+    def state_power(self, cells: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """Power (mW, in [0, 2 P_pi)) that sets ``cells`` to ``states`` (0 bar, 1 cross)."""
+        return np.mod(np.pi * states - self.bias[cells], 2 * np.pi) * self.p_pi[cells] / np.pi
+
+    def _within_budget(self, base: np.ndarray, needed: list[int]) -> np.ndarray:
+        """``base`` with parked cells (not ``needed``, the swept cell first) turned off, the
+        warmest first, until it and the swept cell at ``p_max`` fit the power budget;
+        :class:`FitError` if the ``needed`` cells alone do not."""
+        power = 1e-3 * base**2 * (self.a * base**2 + self.c)
+        power[needed[0]] = self.p_max
+        spare = np.setdiff1d(np.flatnonzero(base), needed)
+        spare = spare[np.argsort(-power[spare], kind="stable")]
+        over = power.sum() - BUDGET_SHARE * self.budget_mW
+        cut = np.searchsorted(np.cumsum(power[spare]), over) + 1 if over > 0 else 0
+        if cut > spare.size:
+            raise FitError(
+                f"cell {needed[0]}: its routes and sweep draw {power[needed].sum():.4g} mW, "
+                f"above the power budget {self.budget_mW:.4g} mW"
+            )
+        base = base.copy()
+        base[spare[:cut]] = 0.0
+        return base
+
+    def read(self, rows: np.ndarray, source: int) -> np.ndarray:
+        self.readings += len(rows)
+        return np.asarray(self.measure(rows, source), dtype=float)
+
+    def fit_cell(
+        self, how: CellMeasurement, dark_end: int, known: np.ndarray, again: bool
+    ) -> tuple[float, float, float]:
+        """(P_pi mW, bias rad, extinction dB or NaN) of ``how.cell``; :class:`FitError` when
+        its fringe has no contrast or needs more than ``p_max`` for a period. A cell measured
+        ``again`` is swept over one period of its known P_pi, in :data:`REFINE_POINTS`."""
+        base = np.zeros(self.n_heaters)
+        parked = np.flatnonzero(known)
+        base[parked] = self.current(parked, self.state_power(parked, np.zeros(parked.size)))
+        if how.route:
+            cells, states = np.array(how.route).T
+            base[cells] = self.current(cells, self.state_power(cells, states))
+        k = how.cell
+        route = [c for c, _ in how.route]
+        base = self._within_budget(base, [k, *route])
+        powers = np.linspace(0, self.p_max, self.sweep_points)
+        span = None
+        if again:
+            powers = np.linspace(0, 2 * self.p_pi[k], REFINE_POINTS + 1)[:-1]
+            span = (0.8 * self.p_pi[k], 1.25 * self.p_pi[k])
+        rows = np.repeat(base[None], powers.size, axis=0)
+        rows[:, k] = self.current(k, powers)
+        seen = self.read(rows, how.source)
+        if how.detector >= 0:
+            signal = seen[:, how.detector]
+        else:
+            keep = np.ones(self.n_ports, bool)
+            if dark_end >= 0:
+                keep[dark_end] = False
+            signal = seen[:, keep].sum(axis=1)
+        fringe = fit_fringe(powers, signal, p_pi_range_mW=span)
+        if fringe.amplitude < MIN_CONTRAST * fringe.rms_residual:
+            raise FitError(
+                f"cell {k}: fringe amplitude {fringe.amplitude:.3g} is under {MIN_CONTRAST:g} "
+                f"times its rms residual {fringe.rms_residual:.3g}"
+            )
+        p_pi = fringe.p_pi_mW
+        if 2 * p_pi > self.p_max:
+            raise FitError(f"cell {k}: P_pi = {p_pi:.3g} mW needs more than {self.p_max:.3g} mW")
+        # the signal is the on exit's power: ~ (1 + cos psi) / 2 when on is bar, (1 - cos psi)
+        # / 2 when on is cross, so its phase is the bias, or the bias + pi
+        bias = np.mod(fringe.bias_rad - (np.pi if how.dark_state == BAR else 0.0), 2 * np.pi)
+        extinction = np.nan
+        if how.detector >= 0:
+            self.p_pi[k], self.bias[k] = p_pi, bias
+            both = np.repeat(base[None], 2, axis=0)
+            on = self.state_power(np.array([k, k]), np.array([how.dark_state, 1 - how.dark_state]))
+            both[:, k] = self.current(k, on)
+            dark, lit = self.read(both, how.source)[:, how.detector]
+            ratio = lit / max(dark, lit * 10 ** (-MAX_EXTINCTION_DB / 10), 1e-300)
+            extinction = float(10 * np.log10(max(ratio, 1.0)))
+        return p_pi, bias, extinction
+
+
+def _by_distance(mesh: WaveguideMesh, known: np.ndarray) -> list[int]:
+    """The cells not ``known``, nearest to a known cell first (in cells crossed; ties by
+    index); cells no known cell connects to last."""
+    n = mesh.n_cells
+    pairs = mesh.cell_adjacency()
+    distance = np.where(known, 0, n + 1)
+    for _ in range(n):
+        near = np.minimum(distance[pairs[:, 0]], distance[pairs[:, 1]]) + 1
+        new = distance.copy()
+        np.minimum.at(new, pairs[:, 0], near)
+        np.minimum.at(new, pairs[:, 1], near)
+        if np.array_equal(new, distance):
+            break
+        distance = new
+    todo = np.flatnonzero(~known)
+    return [int(k) for k in todo[np.argsort(distance[todo], kind="stable")]]
+
+
+def calibrate_recirculating(
+    mesh: WaveguideMesh,
+    endpoints: Sequence[int],
+    measure: Measure,
+    voltage: Voltage,
+    n_heaters: int,
+    max_current_mA: float,
+    chip_id: str = "chip",
+    nominal_p_pi_mW: float = DEFAULT_P_PI_MW,
+    sweep_points: int = 17,
+    refine: int = 6,
+    progress: Progress | None = None,
+    iv_group: int = IV_GROUP,
+    power_budget_mW: float = np.inf,
+) -> HexSelfCalibration:
+    """Calibrate every cell of ``mesh`` (heater channels ``0 .. n_cells - 1``) through the
+    photodiodes at ``endpoints`` (edge ports, in endpoint order), see the module docstring.
+
+    ``max_current_mA`` bounds every current; the I-V sweeps drive ``iv_group`` heaters at a
+    time, and a fringe sweep draws the swept cell up to the power that current gives plus its
+    routes' cells and the parked calibrated cells within a full period (``2 P_pi``) each, by the
+    fitted resistances at most ``power_budget_mW``: parked cells are turned off, the warmest
+    first, until it fits (a cell whose routes alone do not fit is not measured).
+    Up to ``refine`` passes re-measure every cell with all others calibrated, until no bias
+    moves by more than :data:`REFINED_RAD`. ``progress`` follows
+    the I-V sweeps and the cells (stage ``"cell fringes"``, then ``"refine cells"``).
+    """
+    a, c = fit_resistances(voltage, n_heaters, max_current_mA, iv_group, progress)
+    p_max = float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
+    n = mesh.n_cells
+    bench = _Bench(
+        measure,
+        n_heaters,
+        len(endpoints),
+        a,
+        c,
+        p_max,
+        np.full(n_heaters, float(nominal_p_pi_mW)),
+        np.zeros(n_heaters),
+        sweep_points,
+        power_budget_mW,
+    )
+    entry_cells = set((mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)] // 4).tolist())
+    known = np.zeros(n, bool)
+    trusted = np.zeros(n, bool)  # last fringe clean (see clean())
+    failed: dict[int, CellMeasurement] = {}  # the way each cell's fit failed, this pass
+    extinction = np.full(n, np.nan)
+    how: list[CellMeasurement | None] = [None] * n
+    order: list[int] = []
+
+    def clean(k: int) -> bool:
+        """Whether cell ``k``'s last fringe is to be trusted: read on one detector (a sum of
+        detectors also sees light that leaves the routes) with an on/off ratio of at least
+        :data:`TRUSTED_ON_OFF_DB`, which the routes' cells reach only when set as planned."""
+        return how[k].detector >= 0 and extinction[k] >= TRUSTED_ON_OFF_DB  # type: ignore[union-attr]
+
+    def through(k: int, *regions: np.ndarray) -> Iterator[_Planner]:
+        """Planners through each of ``regions`` (cell masks) without cell ``k``, made as
+        asked for."""
+        for region in regions:
+            others = region.copy()
+            others[k] = False
+            yield _Planner(mesh, endpoints, others)
+
+    def measure_cell(k: int, planners: Iterable[_Planner]) -> bool:
+        """Measure cell ``k`` the first way of ``planners`` that reads one detector, else the
+        first way found at all."""
+        option = None
+        for planner in planners:
+            found = planner.plan(k)
+            if found is not None and found.measurement.detector >= 0:
+                option = found
+                break
+            option = option or found
+        if option is None or failed.get(k) == option.measurement:
+            return False  # no way to measure it, or the way that failed before
+        try:
+            p_pi, bias, ext = bench.fit_cell(option.measurement, option.dark_end, known, known[k])
+        except FitError:
+            failed[k] = option.measurement
+            return False
+        bench.p_pi[k], bench.bias[k] = p_pi, bias
+        extinction[k] = ext
+        how[k] = option.measurement
+        return True
+
+    # growth: each round measures the cells the calibrated region reaches, then adds them
+    while True:
+        planner = _Planner(mesh, endpoints, known)
+        grown = []
+        for k in np.flatnonzero(~known):
+            if progress is not None:
+                progress("cell fringes", int(known.sum()), n)
+            if measure_cell(int(k), [planner]):
+                grown.append(int(k))
+        if not grown:
+            break
+        known[grown] = True
+        trusted[grown] = [clean(k) for k in grown]
+        order += grown
+    if progress is not None:
+        progress("cell fringes", n, n)
+    # then passes over every cell with all the others set: the calibrated ones again (their
+    # first fringes had cold cells around them), and the ones no route through calibrated
+    # cells reached, nearest first, routed through cells whose state is still a guess
+    for _ in range(refine):
+        failed.clear()  # the cells around have moved since: a way that failed may work now
+        before, count = bench.bias.copy(), len(order)
+        cells = order + _by_distance(mesh, known)
+        for i, k in enumerate(cells):
+            if progress is not None:
+                progress("refine cells", i, len(cells))
+            # a calibrated cell is measured through trusted cells, else through calibrated
+            # ones (an endpoint's own cell, without which the endpoint is lost, else through
+            # any: the on/off ratio tells whether the routes worked; elsewhere that lets a few
+            # cells through with their bias off by pi); one not yet calibrated through any
+            # cell, guesses being all there is
+            every = np.ones(n, bool)
+            regions = (trusted, known) if known[k] else (every,)
+            if known[k] and k in entry_cells:
+                regions = (*regions, every)
+            if measure_cell(k, through(k, *regions)):
+                trusted[k] = known[k] and clean(k)
+                if not known[k]:
+                    known[k] = True
+                    order.append(k)
+            else:  # its estimate stays, as the best guess of its state, but is not trusted
+                trusted[k] = False
+        if progress is not None:
+            progress("refine cells", len(cells), len(cells))
+        change = np.abs(np.angle(np.exp(1j * (bench.bias - before))))[known]
+        if len(order) == count and trusted[known].all() and change.max() < REFINED_RAD:
+            break
+    dead = ~trusted
+    fitted = np.zeros(n_heaters, bool)
+    fitted[:n] = trusted
+    calibration = Calibration(
+        chip_id=chip_id,
+        p_pi_mW=np.where(fitted, bench.p_pi, nominal_p_pi_mW),
+        bias_rad=np.where(fitted, bench.bias, 0.0),
+        a_ohm_per_mA2=a,
+        c_ohm=c,
+        created=datetime.now(UTC).isoformat(),
+        phase_fitted=fitted,
+    )
+    return HexSelfCalibration(
+        calibration,
+        extinction,
+        tuple(np.flatnonzero(dead).tolist()),
+        tuple(k for k in order if trusted[k]),
+        tuple(how),
+        bench.readings,
+    )
+
+
+__all__ = [
+    "CellMeasurement",
+    "HexSelfCalibration",
+    "calibrate_recirculating",
+]

@@ -1,0 +1,63 @@
+"""CAL:RUN on a recirculating (hexagonal) chip: self-calibration through the endpoints'
+photodiodes (photonics.hex_selfcal) through the firmware, within its limits, stored as a
+versioned calibration file, and routing that leaves the dead cells out."""
+
+import numpy as np
+import pytest
+
+from firmware.calibration_file import load_calibration
+from firmware.sdk import Switch
+from photonics.matching import Matching
+from tests.firmware.state import watch_limits
+
+
+@pytest.fixture(scope="module")
+def calibrated(tmp_path_factory):
+    """An uncalibrated 8-endpoint hexagonal switch calibrated by CAL:RUN ON with a power
+    budget of 60 % of the default, every row it sent watched, and its progress reports."""
+    state = tmp_path_factory.mktemp("hexcal")
+    sw = Switch.emulated(ports=8, mesh="hexagonal", seed=3, calibrated=False, state_dir=state)
+    c = sw.transport.controller
+    c.handle(f"SYST:POW:LIM {0.6 * c.power_budget_mW:.6g}")
+    assert c.errors.codes() == []
+    stages: list[str] = []
+    c.progress = lambda stage, done, total: stages.append(stage)
+    watch = watch_limits(c)
+    seconds = sw.calibrate(save=True)
+    c.progress = None
+    return sw, state, watch, stages, seconds
+
+
+def test_cal_run_calibrates_a_hexagonal_chip_within_its_limits(calibrated) -> None:
+    sw, _, watch, stages, seconds = calibrated
+    status = sw.calibration()
+    assert status["calibrated"] and status["stored"] and status["chip_id"] == "EMU-HEXAGONAL-8"
+    assert seconds > 0 and watch.rows > 1000 and watch.over == []
+    assert {"heater I-V sweeps", "cell fringes", "refine cells"} <= set(stages)
+
+
+def test_the_stored_file_marks_the_dead_cells_and_the_router_leaves_them_out(calibrated) -> None:
+    sw, state, _, _, _ = calibrated
+    c = sw.transport.controller
+    stored = load_calibration(state / "calibration.json")
+    n = c.fabric.n_cells
+    dead = np.flatnonzero(~stored.phase_fitted[:n])
+    assert np.array_equal(stored.phase_fitted, c.calibration.phase_fitted)
+    assert stored.phase_fitted[:n].sum() > 0 and dead.size <= n // 3
+    assert np.array_equal(np.flatnonzero(c.fabric.router.dead), dead)
+
+
+def test_matchings_on_the_self_calibrated_chip_are_isolated_by_20_db(calibrated) -> None:
+    sw, *_ = calibrated
+    c = sw.transport.controller
+    for seed in range(3):
+        matching = Matching.random(8, np.random.default_rng(seed))
+        plan = c.apply_matching(matching)
+        assert not set(np.flatnonzero(c.fabric.router.dead)) & {
+            cell for circuit in plan.circuits for cell in circuit.cells
+        }
+        P = np.abs(c.driver.chip.transfer(c.driver.currents())) ** 2  # [out, in], the chip's
+        for a, b in matching.pairs:
+            for src, out in ((a, b), (b, a)):
+                leak = np.delete(P[out], [src, out]).max()
+                assert 10 * np.log10(P[out, src] / leak) >= 20
