@@ -227,6 +227,7 @@ class _Bench:
     a: np.ndarray
     c: np.ndarray
     p_max: float
+    max_current_mA: float
     p_pi: np.ndarray
     bias: np.ndarray
     sweep_points: int
@@ -234,7 +235,9 @@ class _Bench:
     readings: int = 0
 
     def current(self, cell: int | np.ndarray, power_mW: np.ndarray | float) -> np.ndarray:
-        return current_for_power(power_mW, self.c[cell], self.a[cell])
+        # the fitted R(I) inverted at p_max can land a rounding above the limit
+        found = current_for_power(power_mW, self.c[cell], self.a[cell])
+        return np.minimum(found, self.max_current_mA)
 
     def state_power(self, cells: np.ndarray, states: np.ndarray) -> np.ndarray:
         """Power (mW, in [0, 2 P_pi)) that sets ``cells`` to ``states`` (0 bar, 1 cross)."""
@@ -372,6 +375,7 @@ def calibrate_recirculating(
         a,
         c,
         p_max,
+        max_current_mA,
         np.full(n_heaters, float(nominal_p_pi_mW)),
         np.zeros(n_heaters),
         sweep_points,
