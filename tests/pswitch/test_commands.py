@@ -190,6 +190,8 @@ def served_bench(tmp_path):
     proc.wait(timeout=30)
 
 
+# a whole bench calibration over VISA in simulated time: minutes since the bench runs in time
+@pytest.mark.slow
 def test_calibrate_a_served_bench_over_visa_writes_a_calibration_that_routes(
     served_bench, tmp_path
 ) -> None:

@@ -129,6 +129,8 @@ def test_ctrl_c_stops_a_route_while_its_kernels_compile(tmp_path) -> None:
     assert_interrupted(*interrupt(args, tmp_path, env), "route")
 
 
+# a whole bench calibration over VISA in simulated time: minutes since the bench runs in time
+@pytest.mark.slow
 def test_ctrl_c_stops_calibrate_and_leaves_no_partial_file(tmp_path) -> None:
     config = tmp_path / "bench.json"
     server = subprocess.Popen(
