@@ -47,7 +47,7 @@ from photonics.calibration import Calibration
 from photonics.errors import FitError
 from photonics.fits import fit_fringe
 from photonics.progress import Progress
-from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances
+from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances, full_scale_power_mW
 from photonics.thermal import DEFAULT_P_PI_MW, current_for_power
 from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, state_between, through
 
@@ -366,7 +366,7 @@ def calibrate_recirculating(
     the I-V sweeps and the cells (stage ``"cell fringes"``, then ``"refine cells"``).
     """
     a, c = fit_resistances(voltage, n_heaters, max_current_mA, iv_group, progress)
-    p_max = float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
+    p_max = full_scale_power_mW(a, c, max_current_mA)
     n = mesh.n_cells
     bench = _Bench(
         measure,

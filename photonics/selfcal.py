@@ -295,6 +295,12 @@ def fit_resistances(
     return np.array([f.a_ohm_per_mA2 for f in fits]), np.array([f.c_ohm for f in fits])
 
 
+def full_scale_power_mW(a: np.ndarray, c: np.ndarray, max_current_mA: float) -> float:
+    """The least power (mW) any heater reaches at ``max_current_mA`` by its fitted
+    ``R(I) = a I^2 + c`` (ohm/mA^2, ohm): what every heater can be driven to."""
+    return float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
+
+
 def calibrate_mesh(
     mesh: FeedForwardMesh,
     measure: Measure,
@@ -324,7 +330,7 @@ def calibrate_mesh(
     """
     counted, count = _counting(measure)
     a, c = fit_resistances(voltage, n_heaters, max_current_mA, iv_group, progress)
-    p_max = float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
+    p_max = full_scale_power_mW(a, c, max_current_mA)
     rig = _Rig(mesh, counted, a, c, p_max, sweep_points, prior, max_current_mA)
 
     base = np.zeros(n_heaters)
@@ -396,7 +402,7 @@ def calibrate_crosstalk(
     """
     n_mzis, H = mesh.n_mzis, calibration.n_heaters
     a_fit, c_fit = calibration.a_ohm_per_mA2, calibration.c_ohm
-    p_max = float(np.min(1e-3 * max_current_mA**2 * (a_fit * max_current_mA**2 + c_fit)))
+    p_max = full_scale_power_mW(a_fit, c_fit, max_current_mA)
     bar_power = (
         np.mod(-calibration.bias_rad[:n_mzis], 2 * np.pi) * calibration.p_pi_mW[:n_mzis] / np.pi
     )
