@@ -73,6 +73,8 @@ SWEEPABLE = (
     "max_loss_db",
     "max_power_mW",
 )
+#: The study's pitches: None (the default) puts the heaters where the wired layout draws them.
+PITCHES = ("pitch_x_um", "pitch_y_um")
 #: The study's numbers that are pass criteria: they decide ``passed``, not the figures.
 CRITERIA = ("min_isolation_db", "max_loss_db", "max_power_mW")
 #: The workload of a study without matchings of its own.
@@ -84,9 +86,13 @@ class YieldStudy:
     """A fabrication Monte Carlo (units in the names).
 
     Design: a feed-forward ``mesh`` (``clements`` or ``reck``) of ``ports`` ports (even, 4-32),
-    its MZI columns ``pitch_x_um`` and modes ``pitch_y_um`` apart (the heaters' thermal
-    crosstalk grows as the pitch shrinks, :class:`photonics.thermal.CrosstalkModel`; the
-    calibration does not compensate it). Fabrication: each coupler's splitting error is normal
+    its heaters where the project's wired layout draws them
+    (:func:`photonics.chip_geometry.drawn_geometry`, the default chip's), or, given
+    ``pitch_x_um`` or ``pitch_y_um``, on a plain grid of MZI columns ``pitch_x_um`` and modes
+    ``pitch_y_um`` apart (the other 300 um / 60 um unless given, as in :class:`ChipSpec`;
+    the heaters' thermal crosstalk grows as the pitch shrinks,
+    :class:`photonics.thermal.CrosstalkModel`; the calibration does not compensate it).
+    Fabrication: each coupler's splitting error is normal
     with std ``coupler_sigma`` (0.01 is a 1 % spread of the 50:50 ratio, which also bounds each
     MZI's extinction), each heater's P_pi (its efficiency) with relative std
     ``heater_spread``, each MZI's loss ``loss_db`` +- ``loss_sigma_db``. Workload: the
@@ -104,8 +110,8 @@ class YieldStudy:
     heater_spread: float = 0.05
     loss_db: float = DEFAULT_LOSS_DB
     loss_sigma_db: float = 0.02
-    pitch_x_um: float = 300.0
-    pitch_y_um: float = 60.0
+    pitch_x_um: float | None = None
+    pitch_y_um: float | None = None
     min_isolation_db: float = 20.0
     max_loss_db: float = 12.0
     max_power_mW: float = 4000.0
@@ -125,6 +131,8 @@ class YieldStudy:
             raise SettingsError(f"seed must be >= 0, got {self.seed}")
         for name in SWEEPABLE:
             value = getattr(self, name)
+            if value is None and name in PITCHES:  # the drawn layout's geometry
+                continue
             if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
                 raise SettingsError(f"{name} must be a finite number, got {value!r}")
         if not self.max_power_mW > 0:
@@ -138,7 +146,10 @@ class YieldStudy:
         # checked, and as plain tuples, so that equal studies compare and hash equal
         pairs = tuple(Matching(m, self.ports).pairs for m in self.matchings)
         object.__setattr__(self, "matchings", pairs)
-        self.spec(0)  # the chip settings are checked by ChipSpec (mesh, non-negative spreads)
+        spec = self.spec(0)  # the chip settings are checked by ChipSpec (mesh, spreads)
+        if spec.geometry is None and spec.pitch_x_um is not None:  # a grid: both pitches said
+            object.__setattr__(self, "pitch_x_um", spec.pitch_x_um)
+            object.__setattr__(self, "pitch_y_um", spec.pitch_y_um)
 
     def workload_matchings(self) -> list[Matching]:
         """The matchings each chip routes: the study's own, else the all-to-all cover."""

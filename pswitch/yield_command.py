@@ -137,16 +137,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--pitch-x-um",
         metavar="UM",
         type=types.number(10_000.0, "um"),
-        default=YieldStudy.pitch_x_um,
-        help=f"distance of the MZI columns, um (default {YieldStudy.pitch_x_um:g}); closer: "
-        f"more thermal crosstalk",
+        default=None,
+        help="distance of the MZI columns, um, on a plain grid (default: the heaters where the "
+        "wired layout draws them, e.g. 820 x 60 um at 16 ports); closer: more thermal crosstalk",
     )
     parser.add_argument(
         "--pitch-y-um",
         metavar="UM",
         type=types.number(10_000.0, "um"),
-        default=YieldStudy.pitch_y_um,
-        help=f"distance of the waveguides, um (default {YieldStudy.pitch_y_um:g})",
+        default=None,
+        help="distance of the waveguides, um, on a plain grid (default: as the layout draws "
+        "them, 60 um; with only --pitch-x-um given, 60 um)",
     )
     parser.add_argument(
         "--workload",
@@ -279,10 +280,15 @@ def _design(s: dict[str, Any], swept: tuple[str, ...] = ()) -> str:
     def value(name: str, unit: str = "") -> str:
         return "swept" if name in swept else f"{s[name]:g}{unit}"
 
+    def pitch() -> str:
+        if s["pitch_x_um"] is None and not set(swept) & {"pitch_x_um", "pitch_y_um"}:
+            return "as the layout draws it"
+        return f"{value('pitch_x_um')} x {value('pitch_y_um', ' um')}"
+
     return (
         f"{s['ports']}-port {s['mesh']} chips (seed {s['seed']}; coupler sigma "
         f"{value('coupler_sigma')}, heater spread {value('heater_spread')}, MZI loss "
-        f"{value('loss_db', ' dB')}, pitch {value('pitch_x_um')} x {value('pitch_y_um', ' um')}; "
+        f"{value('loss_db', ' dB')}, pitch {pitch()}; "
         f"workload {s['workload']})"
     )
 

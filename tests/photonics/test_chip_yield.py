@@ -164,6 +164,18 @@ def test_a_tighter_pitch_brings_crosstalk_that_costs_isolation() -> None:
     assert dense["worst_isolation_db"] < wide["worst_isolation_db"] - 10
 
 
+def test_a_study_s_chip_has_its_heaters_where_the_layout_draws_them_unless_given_a_grid() -> None:
+    from photonics.chip import Chip
+    from photonics.chip_geometry import drawn_geometry
+
+    chip = Chip(YieldStudy(ports=16, chips=1).spec(0))
+    assert chip.geometry == drawn_geometry(chip.mesh)  # 820 x 60 um at 16 ports
+    assert chip.geometry.column_pitch_um == 820.0
+    grid = YieldStudy(ports=16, chips=1, pitch_y_um=20.0)  # one pitch said: a plain grid
+    assert (grid.pitch_x_um, grid.pitch_y_um) == (300.0, 20.0)
+    assert Chip(grid.spec(0)).geometry is None
+
+
 def test_a_workload_of_its_own_is_routed_and_measured_on_its_pairs_only() -> None:
     ring = (((0, 1), (2, 3)), ((1, 2), (0, 3)))
     one_pair = (((1, 2),),)  # ports 0 and 3 dark: their light is not a circuit

@@ -98,6 +98,7 @@ def test_the_command_prints_the_summary(serial: list[dict], tmp_path: Path) -> N
         assert main([*argv, "--output", str(tmp_path / "rows")]) == 0
     assert f"passed {passed} of 6" in text.getvalue()
     assert "(0 chips run now)" in text.getvalue()
+    assert "pitch as the layout draws it;" in text.getvalue()
 
 
 def test_an_unreachable_scheduler_is_one_line_and_exit_1(tmp_path: Path) -> None:
