@@ -6,13 +6,16 @@ the workload it must route, what a chip must reach to pass (worst isolation, wor
 loss, heater power) and how many chips are drawn. :func:`run_chip` emulates one of them end to
 end, as a production test would:
 
-1. draw the chip (:class:`photonics.chip.Chip`) from the chip's own seed;
+1. draw the chip (:class:`photonics.chip.Chip`) from the chip's own seed; with output rings,
+   lock each to the laser through its photodiode (:class:`photonics.chip_rings.RingLock`) and
+   hold it there;
 2. self-calibrate it through its own photodiodes (:func:`photonics.selfcal.calibrate_mesh`,
    as the firmware's ``CAL:RUN`` does, its I-V sweeps grouped within the chip's power budget);
 3. route every matching of the workload with that calibration: the all-to-all cover (the
    circle method's ``ports - 1`` perfect matchings, :func:`photonics.covers.round_robin`) or
    the study's own matchings (a training job's, given by the caller);
-4. for each matching, add up the heater power it draws, light each input alone with 1 mW and
+4. for each matching (the rings re-centred after the mesh changed, as the firmware's ring
+   tracking does), add up the heater power it draws, light each input alone with 1 mW and
    read every photodiode (with their noise): each circuit's insertion loss, and its isolation
    (its own light over the strongest light any other input of the matching sends to its
    output);
@@ -60,7 +63,7 @@ Z_95 = 1.959963984540054
 #: The figures of a row that are numbers measured on the chip (dB), for summaries.
 FIGURES = ("worst_isolation_db", "worst_loss_db", "worst_excess_loss_db", "worst_power_mW")
 #: What a row says of the chip as drawn (its fabrication, before any measurement).
-DRAWN = ("max_coupler_error", "heater_efficiency_rms", "max_mzi_loss_db")
+DRAWN = ("max_coupler_error", "heater_efficiency_rms", "max_mzi_loss_db", "max_ring_offset_nm")
 #: The study's numbers a sweep may vary: design, fabrication spreads and pass criteria.
 SWEEPABLE = (
     "coupler_sigma",
@@ -69,6 +72,7 @@ SWEEPABLE = (
     "loss_sigma_db",
     "pitch_x_um",
     "pitch_y_um",
+    "ring_sigma_nm",
     "min_isolation_db",
     "max_loss_db",
     "max_power_mW",
@@ -95,7 +99,10 @@ class YieldStudy:
     Fabrication: each coupler's splitting error is normal
     with std ``coupler_sigma`` (0.01 is a 1 % spread of the 50:50 ratio, which also bounds each
     MZI's extinction), each heater's P_pi (its efficiency) with relative std
-    ``heater_spread``, each MZI's loss ``loss_db`` +- ``loss_sigma_db``. Workload: the
+    ``heater_spread``, each MZI's loss ``loss_db`` +- ``loss_sigma_db``; with
+    ``output_rings``, an add-drop ring before each photodiode (:class:`ChipSpec`'s) whose
+    resonance is off by ``ring_sigma_nm`` (std): its lock costs heater power and, off
+    resonance, light. Workload: the
     matchings routed on each chip, ``matchings`` (each a tuple of port pairs) named
     ``workload``; none: the all-to-all cover. Pass: every measured circuit's isolation >=
     ``min_isolation_db``, insertion loss <= ``max_loss_db``, and no matching's heaters draw
@@ -112,6 +119,8 @@ class YieldStudy:
     loss_sigma_db: float = 0.02
     pitch_x_um: float | None = None
     pitch_y_um: float | None = None
+    output_rings: bool = False
+    ring_sigma_nm: float = 0.3
     min_isolation_db: float = 20.0
     max_loss_db: float = 12.0
     max_power_mW: float = 4000.0
@@ -125,6 +134,8 @@ class YieldStudy:
                 raise SettingsError(f"{name} must be an integer, got {value!r}")
         if not 4 <= self.ports <= 32 or self.ports % 2:
             raise SettingsError(f"ports must be even and in 4..32, got {self.ports}")
+        if not isinstance(self.output_rings, bool):
+            raise SettingsError(f"output_rings must be True or False, got {self.output_rings!r}")
         if self.chips < 1:
             raise SettingsError(f"chips must be >= 1, got {self.chips}")
         if self.seed < 0:
@@ -173,6 +184,8 @@ class YieldStudy:
             loss_sigma_db=self.loss_sigma_db,
             pitch_x_um=self.pitch_x_um,
             pitch_y_um=self.pitch_y_um,
+            output_rings=self.output_rings,
+            ring_fab_sigma_nm=self.ring_sigma_nm,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -206,14 +219,17 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     ``worst_excess_loss_db`` (measured loss over the loss-only path loss, the most any circuit
     lost to imperfect calibration), ``worst_power_mW`` (the most heater power a matching
     drew), what was drawn (:data:`DRAWN`: the largest |splitting
-    error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB) and
-    ``passed``."""
+    error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB, the
+    largest |ring resonance offset|, nm, None without rings) and ``passed``."""
     from photonics.chip import Chip
+    from photonics.chip_rings import RingLock, ring_channels
     from photonics.selfcal import calibrate_mesh, currents_for_theta
 
     chip_seed, rng = chip_seeds(study, index)
     chip = Chip(study.spec(chip_seed))
     n = chip.n_ports
+    rings = ring_channels(chip)
+    mesh_p_pi = chip.heaters.p_pi_mW[: chip.n_heaters - rings.size]  # the rings' differ
     row: dict[str, Any] = {
         "index": index,
         "chip_seed": chip_seed,
@@ -230,14 +246,26 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
                 np.abs(chip.imperfections.splitter_error_out).max(),
             )
         ),
-        "heater_efficiency_rms": float(
-            np.sqrt(np.mean((chip.heaters.p_pi_mW / chip.spec.p_pi_mW - 1) ** 2))
-        ),
+        "heater_efficiency_rms": float(np.sqrt(np.mean((mesh_p_pi / chip.spec.p_pi_mW - 1) ** 2))),
         "max_mzi_loss_db": float(np.max(chip.imperfections.loss_bar_db)),
+        "max_ring_offset_nm": None,  # no rings drawn
         "passed": False,
     }
+    held = np.zeros(chip.n_heaters)
+    lock = RingLock(chip, rng, PROBE_MW) if rings.size else None
+    if lock is not None:
+        fsr = chip.spec.ring.reference_fsr_nm  # a ring's bias phase is 2 pi per FSR of offset
+        row["max_ring_offset_nm"] = float(
+            np.abs(chip.heaters.bias_rad[rings]).max() * fsr / 2 / np.pi
+        )
+        try:
+            held = lock.lock(held)
+        except FitError:
+            return row
 
     def measure(current: np.ndarray, port: int) -> np.ndarray:
+        current = np.array(current, dtype=float)
+        current[..., rings] = held[rings]  # the rings stay locked
         return chip.detect(current, np.eye(n)[port], rng)
 
     limit = chip.spec.max_current_mA
@@ -257,6 +285,9 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         lit = np.array([a for a, b in perm.pairs()])  # the inputs the matching uses
         out = np.array([b for a, b in perm.pairs()])
         current = currents_for_theta(found.calibration, chip.mesh.route(perm).theta, chip.n_heaters)
+        if lock is not None:
+            current[rings] = held[rings]
+            current = lock.centre(current)  # the mesh's new heat moved them
         power = max(power, float(chip.heaters.power_mW(current).sum()))
         P = np.maximum(chip.detect(current, probe, rng) / PROBE_MW, DARK_MW)  # [input, output]
         signal = P[lit, out]
@@ -318,7 +349,8 @@ def sensitivity(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Which drawn imperfection (:data:`DRAWN`) goes with a chip's worst isolation: for each,
     Spearman's rank correlation with ``worst_isolation_db`` over the calibrated chips, the
     strongest (largest magnitude) first, and the yield of the chips at or below the median of
-    that imperfection and of those above it (all chips: one that did not calibrate failed);
+    that imperfection and of those above it (all chips: one that did not calibrate failed;
+    an imperfection the design has not, None on every chip, is left out);
     empty with fewer than 3 calibrated chips. From the rows alone: a sweep says more of what
     moves the yield."""
     chips = [r for r in rows if r["calibrated"]]
@@ -328,6 +360,8 @@ def sensitivity(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     passed = np.array([bool(r["passed"]) for r in rows])
     out = []
     for name in DRAWN:
+        if all(r[name] is None for r in rows):  # not drawn on this design (no rings)
+            continue
         drawn = ranks(np.array([r[name] for r in chips], dtype=float))
         spread = drawn.std() * isolation.std()  # 0 when either is the same on every chip
         covariance = np.mean((drawn - drawn.mean()) * (isolation - isolation.mean()))
@@ -383,6 +417,8 @@ def sweep_points(base: YieldStudy, axes: Sequence[tuple[str, Sequence[float]]]) 
             raise SettingsError(f"sweep {name} needs distinct values, got {list(values)}")
     if len(set(names)) != len(names):
         raise SettingsError(f"{names[0]} is swept twice")
+    if "ring_sigma_nm" in names and not base.output_rings:
+        raise SettingsError("ring_sigma_nm is swept on a design without output rings")
     grid = itertools.product(*(values for _, values in axes))
     return [replace(base, **dict(zip(names, map(float, point), strict=True))) for point in grid]
 

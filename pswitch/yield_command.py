@@ -150,6 +150,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "them, 60 um; with only --pitch-x-um given, 60 um)",
     )
     parser.add_argument(
+        "--output-rings",
+        action="store_true",
+        help="an add-drop ring before each photodiode, locked to the laser on each chip",
+    )
+    parser.add_argument(
+        "--ring-sigma-nm",
+        metavar="NM",
+        type=spread(10.0, "nm"),
+        default=0.3,
+        help="std of each ring's resonance offset from its design, nm (default 0.3; with "
+        "--output-rings)",
+    )
+    parser.add_argument(
         "--workload",
         choices=WORKLOADS,
         default=ALL_TO_ALL,
@@ -236,6 +249,8 @@ def run(args: argparse.Namespace) -> int:
         loss_db=args.loss_db,
         pitch_x_um=args.pitch_x_um,
         pitch_y_um=args.pitch_y_um,
+        output_rings=args.output_rings,
+        ring_sigma_nm=args.ring_sigma_nm,
         min_isolation_db=args.min_isolation_db,
         max_loss_db=args.max_loss_db,
         max_power_mW=args.max_power_mw,
@@ -280,6 +295,12 @@ def _design(s: dict[str, Any], swept: tuple[str, ...] = ()) -> str:
     def value(name: str, unit: str = "") -> str:
         return "swept" if name in swept else f"{s[name]:g}{unit}"
 
+    def rings() -> str:
+        swept_too = "ring_sigma_nm" in swept
+        if not s["output_rings"]:
+            return ", no rings" if swept_too else ""
+        return f", output rings off by {value('ring_sigma_nm', ' nm')} (std)"
+
     def pitch() -> str:
         if s["pitch_x_um"] is None and not set(swept) & {"pitch_x_um", "pitch_y_um"}:
             return "as the layout draws it"
@@ -288,7 +309,7 @@ def _design(s: dict[str, Any], swept: tuple[str, ...] = ()) -> str:
     return (
         f"{s['ports']}-port {s['mesh']} chips (seed {s['seed']}; coupler sigma "
         f"{value('coupler_sigma')}, heater spread {value('heater_spread')}, MZI loss "
-        f"{value('loss_db', ' dB')}, pitch {pitch()}; "
+        f"{value('loss_db', ' dB')}, pitch {pitch()}{rings()}; "
         f"workload {s['workload']})"
     )
 

@@ -65,6 +65,7 @@ SCHEMA = pa.schema(
         ("max_coupler_error", pa.float64()),
         ("heater_efficiency_rms", pa.float64()),
         ("max_mzi_loss_db", pa.float64()),
+        ("max_ring_offset_nm", pa.float64()),
         ("passed", pa.bool_()),
     ]
 )

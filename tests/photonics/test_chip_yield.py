@@ -61,8 +61,14 @@ def test_wilson_interval(passed: int, total: int, low: float, high: float) -> No
     assert got == pytest.approx((low, high), abs=1e-5)
 
 
-def drawn(coupler: float, heater: float, loss: float) -> dict[str, float]:
-    return {"max_coupler_error": coupler, "heater_efficiency_rms": heater, "max_mzi_loss_db": loss}
+def drawn(coupler: float, heater: float, loss: float) -> dict[str, float | None]:
+    ring = None  # a design without rings
+    return {
+        "max_coupler_error": coupler,
+        "heater_efficiency_rms": heater,
+        "max_mzi_loss_db": loss,
+        "max_ring_offset_nm": ring,
+    }
 
 
 def test_summary() -> None:
@@ -106,6 +112,7 @@ def test_sensitivity_ranks_what_goes_with_isolation_first() -> None:
     # the chips of small coupler error pass more often than those of large
     assert ranking[0]["yield_low_half"] > ranking[0]["yield_high_half"]
     assert all(-1 <= r["spearman_vs_worst_isolation"] <= 1 for r in ranking)
+    assert len(ranking) == 3  # no rings drawn: their offset is not ranked
     assert sensitivity(rows[:2]) == []
 
 
@@ -133,6 +140,8 @@ def test_a_chip_s_drawn_figures_follow_the_study_s_spreads() -> None:
         ("chips", True, "chips must be an integer"),
         ("max_power_mW", 0.0, "max_power_mW must be > 0"),
         ("pitch_y_um", 0.0, "pitch_y_um must be"),
+        ("output_rings", 1, "output_rings must be True or False"),
+        ("ring_sigma_nm", -0.1, "ring_fab_sigma_nm must be >= 0"),
         ("workload", "ring", "workload 'ring' needs its matchings"),
         ("matchings", (((0, 1),),), "the all-to-all workload takes no matchings"),
     ],
@@ -176,6 +185,23 @@ def test_a_study_s_chip_has_its_heaters_where_the_layout_draws_them_unless_given
     assert Chip(grid.spec(0)).geometry is None
 
 
+def test_output_rings_are_locked_on_each_chip_and_cost_heater_power_not_isolation() -> None:
+    plain = run_chip(YieldStudy(ports=4, chips=1), 0)
+    rows = {
+        sigma: run_chip(YieldStudy(ports=4, chips=1, output_rings=True, ring_sigma_nm=sigma), 0)
+        for sigma in (0.3, 3.0)
+    }
+    assert plain["max_ring_offset_nm"] is None
+    assert 0.05 < rows[0.3]["max_ring_offset_nm"] < 1.5 < rows[3.0]["max_ring_offset_nm"]
+    for row in rows.values():
+        assert row["passed"]
+        # each ring's lock holds a heater near an FSR of power (43 mW): 4 of them
+        assert row["worst_power_mW"] > plain["worst_power_mW"] + 4 * 20
+        # locked rings add their drop loss only (a ring off by a FWHM would cost 3 dB)
+        assert 0 < row["worst_loss_db"] - plain["worst_loss_db"] < 0.5
+        assert row["worst_isolation_db"] == pytest.approx(plain["worst_isolation_db"], abs=1.0)
+
+
 def test_a_workload_of_its_own_is_routed_and_measured_on_its_pairs_only() -> None:
     ring = (((0, 1), (2, 3)), ((1, 2), (0, 3)))
     one_pair = (((1, 2),),)  # ports 0 and 3 dark: their light is not a circuit
@@ -210,6 +236,7 @@ def test_sweep_points_are_the_grid_first_axis_slowest() -> None:
         ([("coupler_sigma", [0.1, 0.1])], "needs distinct values"),
         ([("loss_db", [1.0]), ("loss_db", [2.0])], "loss_db is swept twice"),
         ([("coupler_sigma", [0.01, -0.01])], "splitter_sigma must be >= 0"),
+        ([("ring_sigma_nm", [0.1, 1.0])], "ring_sigma_nm is swept on a design without output"),
     ],
 )
 def test_a_bad_sweep_is_refused(axes: list, words: str) -> None:
