@@ -9,7 +9,8 @@ worker that dies; nothing here does.
 
 The output is a folder of Parquet files, one dataset (``pyarrow.parquet.read_table`` reads it
 whole): each batch of rows is one ``part-NNNNN.parquet``, written to a hidden file then renamed,
-so a study killed at any moment leaves only whole files. ``_study.json`` holds the study the
+so a study killed at any moment leaves only whole files; a run that leaves more than
+:data:`COMPACT_PARTS` of them compacts them into one. ``_study.json`` holds the study the
 rows belong to (:meth:`~photonics.chip_yield.YieldStudy.identity`: all but the number of
 chips) and their columns. Run the same study on the same folder again, with as many chips or
 more, and it submits only the chips not in it yet; a folder of another study is refused before
@@ -87,6 +88,10 @@ LOCAL_WORKERS = {
 FLUSH_ROWS = 32
 #: ... or this many seconds after its first row arrived.
 FLUSH_S = 5.0
+#: A folder left with more part files than this after a run is compacted into one
+#: (:func:`compact`): a study of thousands of chips would otherwise leave hundreds of small
+#: files, each a read and a schema to merge for whoever opens the dataset.
+COMPACT_PARTS = 8
 
 
 def dask_setup(worker: Any) -> None:
@@ -160,6 +165,17 @@ def write_part(folder: Path, rows: list[dict[str, Any]]) -> Path:
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), hidden)
     os.replace(hidden, path)
     return path
+
+
+def compact(folder: Path) -> None:
+    """Rewrite ``folder``'s part files as one (the next part number, written whole, then the
+    old parts removed). Safe at any instant: until the old parts are gone, each chip's row is
+    in two files, and :func:`read_rows` keeps one."""
+    parts = list(folder.glob("part-*.parquet"))
+    if len(parts) > 1:
+        write_part(folder, read_rows(folder))
+        for part in parts:
+            part.unlink()
 
 
 def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any:
@@ -262,6 +278,9 @@ def run_points(
                         flush()
         finally:
             flush()  # before the cluster closes: what arrived is kept
+    for _, folder in points:
+        if len(list(folder.glob("part-*.parquet"))) > COMPACT_PARTS:
+            compact(folder)
     return [[r for r in read_rows(folder) if r["index"] < s.chips] for s, folder in points]
 
 

@@ -22,6 +22,7 @@ from distributed import Client
 
 from firmware.fabric.jobs import Job, job_matchings
 from photonics.chip_yield import YieldStudy, run_chip
+from pswitch import yield_study
 from pswitch.cli import main
 from pswitch.yield_command import workload_matchings
 from pswitch.yield_study import prepare, read_rows, run_study, write_part
@@ -63,6 +64,26 @@ def test_a_resumed_study_runs_only_the_missing_chips(serial: list[dict], tmp_pat
     assert run_study(bigger, folder, 1)[-1] == run_chip(bigger, 6)
     assert len(list(folder.glob("part-*.parquet"))) == 3
     assert run_study(bigger, folder, workers=1, scheduler="tcp://127.0.0.1:1") == read_rows(folder)
+
+
+def test_a_run_that_leaves_many_parts_compacts_them_into_one(
+    serial: list[dict], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "rows"
+    prepare(STUDY, folder)
+    for row in serial[:3]:  # three earlier runs of a chip each
+        write_part(folder, [row])
+    monkeypatch.setattr(yield_study, "FLUSH_ROWS", 1)  # a part per chip from here on
+    monkeypatch.setattr(yield_study, "COMPACT_PARTS", 4)
+    assert run_study(STUDY, folder, 1) == serial
+    parts = list(folder.glob("part-*.parquet"))
+    assert [p.name for p in parts] == ["part-00006.parquet"]  # after 0..5, one file
+    assert pq.read_table(parts[0]).to_pylist() == serial
+    # killed between writing the compacted file and removing the old ones: nothing doubles
+    write_part(folder, serial[4:])
+    yield_study.compact(folder)
+    assert read_rows(folder) == serial
+    assert [p.name for p in folder.glob("part-*.parquet")] == ["part-00008.parquet"]
 
 
 def test_a_folder_of_another_study_or_other_files_is_refused(tmp_path: Path) -> None:
