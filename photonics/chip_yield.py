@@ -1,9 +1,11 @@
-"""Fabrication yield of a switch design: one emulated chip at a time, and the statistics of many.
+"""Fabrication yield of a switch design: one emulated chip at a time (the statistics of many are
+in :mod:`photonics.yield_stats`).
 
 A :class:`YieldStudy` says what is fabricated (a feed-forward mesh of ``ports`` ports, its
-heater pitch), how its fabrication spreads (coupler splitting error, heater efficiency, loss),
-the workload it must route, what a chip must reach to pass (worst isolation, worst insertion
-loss, heater power) and how many chips are drawn. :func:`run_chip` emulates one of them end to
+heater pitch and output rings, or the hexagonal switch: :mod:`photonics.mesh_yield`), how its
+fabrication spreads (coupler splitting error, heater efficiency, loss), the workload it must
+route, what a chip must reach to pass (worst isolation, worst insertion loss, heater power)
+and how many chips are drawn. :func:`run_chip` emulates one of them end to
 end, as a production test would:
 
 1. draw the chip (:class:`photonics.chip.Chip`) from the chip's own seed; with output rings,
@@ -27,17 +29,14 @@ Chip ``index`` draws everything from ``SeedSequence(study.seed, spawn_key=(index
 same as ``SeedSequence(study.seed).spawn(chips)[index]``: a row depends on the study and the
 index only, never on which process runs it or in which order.
 
-A sweep (:func:`sweep_points`) is a grid of studies over one or two of the study's numbers
-(:data:`SWEEPABLE`), each point a study of its own; :func:`parameter_effects` ranks the swept
-numbers by how far the yield moves over each.
+A sweep (:func:`photonics.yield_stats.sweep_points`) is a grid of studies over one or two of
+the study's numbers (:data:`SWEEPABLE`), each point a study of its own.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +49,8 @@ from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA
 
 if TYPE_CHECKING:
     from photonics.chip import ChipSpec
+    from photonics.emulated_chip import EmulatedChip
+    from photonics.mesh_chip import MeshChipSpec
 
 # The chip, its calibration and the covers (numba, scipy) are imported where a chip is made:
 # a command line parser that names the study's numbers loads none of them.
@@ -58,8 +59,6 @@ if TYPE_CHECKING:
 PROBE_MW = 1.0
 #: Share of the power budget the calibration's I-V sweep may draw at once.
 IV_MARGIN = 0.9
-#: Two-sided 95 % normal quantile, for the Wilson interval of a yield.
-Z_95 = 1.959963984540054
 #: The figures of a row that are numbers measured on the chip (dB), for summaries.
 FIGURES = ("worst_isolation_db", "worst_loss_db", "worst_excess_loss_db", "worst_power_mW")
 #: What a row says of the chip as drawn (its fabrication, before any measurement).
@@ -81,6 +80,10 @@ SWEEPABLE = (
 PITCHES = ("pitch_x_um", "pitch_y_um")
 #: The study's numbers that are pass criteria: they decide ``passed``, not the figures.
 CRITERIA = ("min_isolation_db", "max_loss_db", "max_power_mW")
+#: The recirculating design (:mod:`photonics.mesh_yield`); the others are feed-forward.
+HEXAGONAL = "hexagonal"
+#: The designs a study can fabricate.
+MESHES = ("clements", "reck", HEXAGONAL)
 #: The workload of a study without matchings of its own.
 ALL_TO_ALL = "all-to-all"
 
@@ -90,6 +93,8 @@ class YieldStudy:
     """A fabrication Monte Carlo (units in the names).
 
     Design: a feed-forward ``mesh`` (``clements`` or ``reck``) of ``ports`` ports (even, 4-32),
+    or ``hexagonal``, the recirculating switch of ``ports`` endpoints
+    (:mod:`photonics.mesh_yield`: no pitches or rings there);
     its heaters where the project's wired layout draws them
     (:func:`photonics.chip_geometry.drawn_geometry`, the default chip's), or, given
     ``pitch_x_um`` or ``pitch_y_um``, on a plain grid of MZI columns ``pitch_x_um`` and modes
@@ -157,7 +162,19 @@ class YieldStudy:
         # checked, and as plain tuples, so that equal studies compare and hash equal
         pairs = tuple(Matching(m, self.ports).pairs for m in self.matchings)
         object.__setattr__(self, "matchings", pairs)
-        spec = self.spec(0)  # the chip settings are checked by ChipSpec (mesh, spreads)
+        if self.mesh not in MESHES:
+            raise SettingsError(f"mesh must be one of {', '.join(MESHES)}; got {self.mesh!r}")
+        if self.mesh == HEXAGONAL:
+            given = [name for name in PITCHES if getattr(self, name) is not None]
+            if given or self.output_rings:
+                what = ", ".join(given) if given else "output_rings"
+                raise SettingsError(
+                    f"a hexagonal study takes no {what}: its cells are where the mesh puts "
+                    "them, and it has no rings"
+                )
+        spec = self.spec(0)  # the chip settings are checked by its spec (mesh, spreads)
+        if self.mesh == HEXAGONAL:
+            return
         if spec.geometry is None and spec.pitch_x_um is not None:  # a grid: both pitches said
             object.__setattr__(self, "pitch_x_um", spec.pitch_x_um)
             object.__setattr__(self, "pitch_y_um", spec.pitch_y_um)
@@ -170,9 +187,21 @@ class YieldStudy:
             return round_robin(self.ports)
         return [Matching(pairs, self.ports) for pairs in self.matchings]
 
-    def spec(self, chip_seed: int) -> ChipSpec:
-        """The :class:`ChipSpec` of a chip of this study drawn from ``chip_seed``."""
+    def spec(self, chip_seed: int) -> ChipSpec | MeshChipSpec:
+        """The spec of a chip of this study drawn from ``chip_seed``: a :class:`ChipSpec`, or
+        a :class:`~photonics.mesh_chip.MeshChipSpec` for the hexagonal switch."""
         from photonics.chip import ChipSpec
+
+        if self.mesh == HEXAGONAL:
+            from photonics.mesh_chip import MeshChipSpec
+
+            return MeshChipSpec(
+                seed=chip_seed,
+                splitter_sigma=self.coupler_sigma,
+                p_pi_spread=self.heater_spread,
+                loss_db=self.loss_db,
+                loss_sigma_db=self.loss_sigma_db,
+            )
 
         return ChipSpec(
             n_ports=self.ports,
@@ -212,25 +241,10 @@ def chip_seeds(study: YieldStudy, index: int) -> tuple[int, np.random.Generator]
     return int(fabrication.generate_state(1, np.uint64)[0]), np.random.default_rng(noise)
 
 
-def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
-    """Emulate chip ``index`` of ``study`` end to end (see the module docstring); its row:
-    ``index``, ``chip_seed``, ``calibrated``, ``readings`` (detector readings the calibration
-    took), ``matchings`` measured, ``worst_isolation_db``, ``worst_loss_db``,
-    ``worst_excess_loss_db`` (measured loss over the loss-only path loss, the most any circuit
-    lost to imperfect calibration), ``worst_power_mW`` (the most heater power a matching
-    drew), what was drawn (:data:`DRAWN`: the largest |splitting
-    error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB, the
-    largest |ring resonance offset|, nm, None without rings) and ``passed``."""
-    from photonics.chip import Chip
-    from photonics.chip_rings import RingLock, ring_channels
-    from photonics.selfcal import calibrate_mesh, currents_for_theta
-
-    chip_seed, rng = chip_seeds(study, index)
-    chip = Chip(study.spec(chip_seed))
-    n = chip.n_ports
-    rings = ring_channels(chip)
-    mesh_p_pi = chip.heaters.p_pi_mW[: chip.n_heaters - rings.size]  # the rings' differ
-    row: dict[str, Any] = {
+def unmeasured(index: int, chip_seed: int) -> dict[str, Any]:
+    """The row of chip ``index`` before anything is measured on it: not calibrated, figures
+    NaN, not passed (what :func:`run_chip` returns for a chip whose calibration fails)."""
+    return {
         "index": index,
         "chip_seed": chip_seed,
         "calibrated": False,
@@ -240,24 +254,59 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         "worst_loss_db": math.nan,
         "worst_excess_loss_db": math.nan,
         "worst_power_mW": math.nan,
-        "max_coupler_error": float(
-            max(
-                np.abs(chip.imperfections.splitter_error_in).max(),
-                np.abs(chip.imperfections.splitter_error_out).max(),
-            )
-        ),
-        "heater_efficiency_rms": float(np.sqrt(np.mean((mesh_p_pi / chip.spec.p_pi_mW - 1) ** 2))),
-        "max_mzi_loss_db": float(np.max(chip.imperfections.loss_bar_db)),
-        "max_ring_offset_nm": None,  # no rings drawn
         "passed": False,
     }
+
+
+def drawn_figures(chip: EmulatedChip) -> dict[str, float | None]:
+    """What was drawn on ``chip`` (:data:`DRAWN`): the largest |splitting error| of its
+    couplers, the rms relative deviation of its cells' and phase shifters' P_pi, its lossiest
+    cell (dB) and, with output rings, the largest |resonance offset| of a ring (nm; None
+    without)."""
+    from photonics.chip_rings import ring_channels
+
+    imp = chip.imperfections
+    rings = ring_channels(chip) if getattr(chip.spec, "output_rings", False) else np.zeros(0, int)
+    p_pi = chip.heaters.p_pi_mW[: chip.n_heaters - rings.size]  # the rings' differ
+    offset = None
+    if rings.size:
+        fsr = chip.spec.ring.reference_fsr_nm  # a ring's bias phase is 2 pi per FSR of offset
+        offset = float(np.abs(chip.heaters.bias_rad[rings]).max() * fsr / 2 / np.pi)
+    return {
+        "max_coupler_error": float(
+            max(np.abs(imp.splitter_error_in).max(), np.abs(imp.splitter_error_out).max())
+        ),
+        "heater_efficiency_rms": float(np.sqrt(np.mean((p_pi / chip.spec.p_pi_mW - 1) ** 2))),
+        "max_mzi_loss_db": float(np.max(imp.loss_bar_db)),
+        "max_ring_offset_nm": offset,
+    }
+
+
+def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
+    """Emulate chip ``index`` of ``study`` end to end (see the module docstring); its row:
+    ``index``, ``chip_seed``, ``calibrated``, ``readings`` (detector readings the calibration
+    took), ``matchings`` measured, ``worst_isolation_db``, ``worst_loss_db``,
+    ``worst_excess_loss_db`` (measured loss over the loss-only path loss, the most any circuit
+    lost to imperfect calibration), ``worst_power_mW`` (the most heater power a matching
+    drew), what was drawn (:data:`DRAWN`: the largest |splitting
+    error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB, the
+    largest |ring resonance offset|, nm, None without rings) and ``passed``."""
+    if study.mesh == HEXAGONAL:
+        from photonics.mesh_yield import run_mesh_chip
+
+        return run_mesh_chip(study, index)
+    from photonics.chip import Chip
+    from photonics.chip_rings import RingLock, ring_channels
+    from photonics.selfcal import calibrate_mesh, currents_for_theta
+
+    chip_seed, rng = chip_seeds(study, index)
+    chip = Chip(study.spec(chip_seed))
+    n = chip.n_ports
+    rings = ring_channels(chip)
+    row = unmeasured(index, chip_seed) | drawn_figures(chip)
     held = np.zeros(chip.n_heaters)
     lock = RingLock(chip, rng, PROBE_MW) if rings.size else None
     if lock is not None:
-        fsr = chip.spec.ring.reference_fsr_nm  # a ring's bias phase is 2 pi per FSR of offset
-        row["max_ring_offset_nm"] = float(
-            np.abs(chip.heaters.bias_rad[rings]).max() * fsr / 2 / np.pi
-        )
         try:
             held = lock.lock(held)
         except FitError:
@@ -318,145 +367,3 @@ def passes(study: YieldStudy, row: dict[str, Any]) -> bool:
         and row["worst_loss_db"] <= study.max_loss_db
         and row["worst_power_mW"] <= study.max_power_mW
     )
-
-
-def wilson_interval(passed: int, total: int, z: float = Z_95) -> tuple[float, float]:
-    """The Wilson score interval of a yield of ``passed`` chips out of ``total`` (95 % by
-    default): (low, high), fractions in [0, 1]."""
-    if total < 1 or not 0 <= passed <= total:
-        raise SettingsError(f"need 0 <= passed <= total and total >= 1, got {passed}/{total}")
-    p = passed / total
-    scale = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / scale
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / scale
-    low = 0.0 if passed == 0 else max(0.0, centre - half)
-    high = 1.0 if passed == total else min(1.0, centre + half)
-    return low, high
-
-
-def ranks(values: np.ndarray) -> np.ndarray:
-    """The rank of each value (0-based; ties take their mean rank)."""
-    order = np.argsort(values, kind="stable")
-    rank = np.empty(len(values))
-    rank[order] = np.arange(len(values))
-    for value in np.unique(values):
-        tied = values == value
-        rank[tied] = rank[tied].mean()
-    return rank
-
-
-def sensitivity(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Which drawn imperfection (:data:`DRAWN`) goes with a chip's worst isolation: for each,
-    Spearman's rank correlation with ``worst_isolation_db`` over the calibrated chips, the
-    strongest (largest magnitude) first, and the yield of the chips at or below the median of
-    that imperfection and of those above it (all chips: one that did not calibrate failed;
-    an imperfection the design has not, None on every chip, is left out);
-    empty with fewer than 3 calibrated chips. From the rows alone: a sweep says more of what
-    moves the yield."""
-    chips = [r for r in rows if r["calibrated"]]
-    if len(chips) < 3:
-        return []
-    isolation = ranks(np.array([r["worst_isolation_db"] for r in chips], dtype=float))
-    passed = np.array([bool(r["passed"]) for r in rows])
-    out = []
-    for name in DRAWN:
-        if all(r[name] is None for r in rows):  # not drawn on this design (no rings)
-            continue
-        drawn = ranks(np.array([r[name] for r in chips], dtype=float))
-        spread = drawn.std() * isolation.std()  # 0 when either is the same on every chip
-        covariance = np.mean((drawn - drawn.mean()) * (isolation - isolation.mean()))
-        rho = float(covariance / spread) if spread > 0 else 0.0
-        values = np.array([r[name] for r in rows], dtype=float)
-        low = values <= np.median(values)
-        out.append(
-            {
-                "drawn": name,
-                "spearman_vs_worst_isolation": rho,
-                "yield_low_half": float(passed[low].mean()),
-                "yield_high_half": float(passed[~low].mean()) if np.any(~low) else None,
-            }
-        )
-    return sorted(out, key=lambda s: -abs(s["spearman_vs_worst_isolation"]))
-
-
-def summarize(study: YieldStudy, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Yield of ``rows`` (chips of ``study``) with its Wilson 95 % interval, the 5th, 50th
-    and 95th percentiles of each figure of :data:`FIGURES` over the calibrated chips (None when
-    no chip calibrated) and the :func:`sensitivity` ranking."""
-    passed = sum(bool(r["passed"]) for r in rows)
-    low, high = wilson_interval(passed, len(rows)) if rows else (0.0, 1.0)
-    percentiles: dict[str, dict[str, float | None]] = {}
-    for name in FIGURES:
-        values = np.array([r[name] for r in rows if r["calibrated"]], dtype=float)
-        percentiles[name] = {
-            f"p{q}": (float(np.percentile(values, q)) if values.size else None) for q in (5, 50, 95)
-        }
-    return {
-        "study": study.as_dict(),
-        "chips": len(rows),
-        "passed": passed,
-        "calibration_failures": sum(not r["calibrated"] for r in rows),
-        "yield": passed / len(rows) if rows else None,
-        "yield_95": [low, high],
-        "percentiles": percentiles,
-        "sensitivity": sensitivity(rows),
-    }
-
-
-def sweep_points(base: YieldStudy, axes: Sequence[tuple[str, Sequence[float]]]) -> list[YieldStudy]:
-    """The studies of a grid over one or two of ``base``'s numbers (:data:`SWEEPABLE`), each
-    ``(name, values)``: ``base`` with every combination of the values, the first axis slowest.
-    Each point is checked as a study; a bad name, axis or value raises SettingsError."""
-    if not 1 <= len(axes) <= 2:
-        raise SettingsError(f"a sweep has 1 or 2 parameters, got {len(axes)}")
-    names = [name for name, _ in axes]
-    for name, values in axes:
-        if name not in SWEEPABLE:
-            raise SettingsError(f"cannot sweep {name!r}; sweepable: {', '.join(SWEEPABLE)}")
-        if not values or len(set(values)) != len(values):
-            raise SettingsError(f"sweep {name} needs distinct values, got {list(values)}")
-    if len(set(names)) != len(names):
-        raise SettingsError(f"{names[0]} is swept twice")
-    if "ring_sigma_nm" in names and not base.output_rings:
-        raise SettingsError("ring_sigma_nm is swept on a design without output rings")
-    grid = itertools.product(*(values for _, values in axes))
-    return [replace(base, **dict(zip(names, map(float, point), strict=True))) for point in grid]
-
-
-def parameter_effects(
-    points: Sequence[YieldStudy], rows: Sequence[Sequence[dict[str, Any]]], swept: Sequence[str]
-) -> list[dict[str, Any]]:
-    """Which swept number moves the yield most: for each name of ``swept``, the yield of the
-    chips at each of its values (``rows[i]`` are the chips of ``points[i]``, pooled over the
-    other axis) and the spread, the largest yield less the smallest; largest spread first."""
-    out = []
-    for name in swept:
-        passed: dict[float, list[int]] = {}
-        for study, chips in zip(points, rows, strict=True):
-            tally = passed.setdefault(getattr(study, name), [0, 0])
-            tally[0] += sum(bool(r["passed"]) for r in chips)
-            tally[1] += len(chips)
-        yields = {value: p / t for value, (p, t) in passed.items() if t}
-        spread = max(yields.values()) - min(yields.values()) if yields else 0.0
-        out.append({"parameter": name, "yield_by_value": yields, "yield_spread": spread})
-    return sorted(out, key=lambda e: -e["yield_spread"])
-
-
-def summarize_sweep(
-    points: Sequence[YieldStudy],
-    rows: Sequence[Sequence[dict[str, Any]]],
-    axes: Sequence[tuple[str, Sequence[float]]],
-) -> dict[str, Any]:
-    """A sweep's summary: its ``axes`` (as lists), each point's :func:`summarize` with its
-    swept numbers (``point``), the :func:`parameter_effects` of the swept numbers and the
-    :func:`sensitivity` of the chips of all points together."""
-    names = [name for name, _ in axes]
-    return {
-        "sweep": [[name, [float(v) for v in values]] for name, values in axes],
-        "points": [
-            summarize(study, chips) | {"point": {name: getattr(study, name) for name in names}}
-            for study, chips in zip(points, rows, strict=True)
-        ],
-        "parameter_effects": parameter_effects(points, rows, names),
-        "sensitivity": sensitivity([r for chips in rows for r in chips]),
-    }

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from photonics.chip_yield import ALL_TO_ALL, SWEEPABLE, YieldStudy
+from photonics.chip_yield import ALL_TO_ALL, MESHES, SWEEPABLE, YieldStudy
 from photonics.errors import SettingsError
 from pswitch import args as types
 from pswitch.progress import progress_bar
@@ -110,7 +110,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser.add_argument(
         "--ports", type=types.integer(4, 32), default=16, help="switch ports, even (default 16)"
     )
-    parser.add_argument("--mesh", choices=("clements", "reck"), default="clements", help="the mesh")
+    parser.add_argument(
+        "--mesh",
+        choices=MESHES,
+        default="clements",
+        help="the design: a feed-forward mesh, or the hexagonal recirculating switch",
+    )
     parser.add_argument("--seed", type=types.seed, default=0, help="seed of the study")
     parser.add_argument(
         "--coupler-sigma",
@@ -233,7 +238,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     """``pswitch yield``: the study is checked before any file is written or worker started."""
-    from photonics.chip_yield import YieldStudy, summarize, summarize_sweep, sweep_points
+    from photonics.chip_yield import YieldStudy
+    from photonics.yield_stats import summarize, summarize_sweep, sweep_points
     from pswitch.yield_plots import write_plot
     from pswitch.yield_study import prepare, prepare_sweep, run_study, run_sweep
 
@@ -295,22 +301,21 @@ def _design(s: dict[str, Any], swept: tuple[str, ...] = ()) -> str:
     def value(name: str, unit: str = "") -> str:
         return "swept" if name in swept else f"{s[name]:g}{unit}"
 
-    def rings() -> str:
-        swept_too = "ring_sigma_nm" in swept
-        if not s["output_rings"]:
-            return ", no rings" if swept_too else ""
-        return f", output rings off by {value('ring_sigma_nm', ' nm')} (std)"
-
-    def pitch() -> str:
+    def layout() -> str:
+        if s["mesh"] == "hexagonal":
+            return "cells on the honeycomb of the hexagonal switch"
         if s["pitch_x_um"] is None and not set(swept) & {"pitch_x_um", "pitch_y_um"}:
-            return "as the layout draws it"
-        return f"{value('pitch_x_um')} x {value('pitch_y_um', ' um')}"
+            pitch = "pitch as the layout draws it"
+        else:
+            pitch = f"pitch {value('pitch_x_um')} x {value('pitch_y_um', ' um')}"
+        if s["output_rings"]:
+            pitch += f", output rings off by {value('ring_sigma_nm', ' nm')} (std)"
+        return pitch
 
     return (
         f"{s['ports']}-port {s['mesh']} chips (seed {s['seed']}; coupler sigma "
         f"{value('coupler_sigma')}, heater spread {value('heater_spread')}, MZI loss "
-        f"{value('loss_db', ' dB')}, pitch {pitch()}{rings()}; "
-        f"workload {s['workload']})"
+        f"{value('loss_db', ' dB')}, {layout()}; workload {s['workload']})"
     )
 
 

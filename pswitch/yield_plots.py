@@ -17,8 +17,8 @@ import numpy as np
 
 
 def yield_figure(result: dict[str, Any], rows: list[list[dict[str, Any]]]) -> Any:
-    """The matplotlib Figure of ``result`` (:func:`~photonics.chip_yield.summarize` of one
-    study, or :func:`~photonics.chip_yield.summarize_sweep`) and its ``rows``, one list per
+    """The matplotlib Figure of ``result`` (:func:`~photonics.yield_stats.summarize` of one
+    study, or :func:`~photonics.yield_stats.summarize_sweep`) and its ``rows``, one list per
     point (one list for a single study)."""
     import matplotlib
 

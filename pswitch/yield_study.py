@@ -40,8 +40,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from photonics.chip_yield import YieldStudy, passes, run_chip, sweep_points
+from photonics.chip_yield import YieldStudy, passes, run_chip
 from photonics.errors import PswitchError, SettingsError
+from photonics.yield_stats import sweep_points
 
 Progress = Callable[[str, int, int], None]
 #: A sweep's axes: (name of a study number, its values), one or two.
@@ -306,7 +307,7 @@ def run_sweep(
     progress: Progress | None = None,
     client: Any = None,
 ) -> tuple[list[YieldStudy], list[list[dict[str, Any]]]]:
-    """Run the sweep of ``base`` over ``axes`` (:func:`photonics.chip_yield.sweep_points`,
+    """Run the sweep of ``base`` over ``axes`` (:func:`photonics.yield_stats.sweep_points`,
     ``base.chips`` chips at each point) in ``folder``, resuming each point: its studies and the
     rows of each, every row with its point's swept numbers."""
     points = prepare_sweep(base, axes, folder)

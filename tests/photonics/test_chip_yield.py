@@ -8,19 +8,17 @@ import math
 import numpy as np
 import pytest
 
-from photonics.chip_yield import (
-    YieldStudy,
-    chip_seeds,
+from photonics.chip_yield import YieldStudy, chip_seeds, passes, run_chip
+from photonics.errors import PortError, SettingsError
+from photonics.thermal import CrosstalkModel
+from photonics.yield_stats import (
     parameter_effects,
     ranks,
-    run_chip,
     sensitivity,
     summarize,
     sweep_points,
     wilson_interval,
 )
-from photonics.errors import PortError, SettingsError
-from photonics.thermal import CrosstalkModel
 
 
 def test_a_chip_s_seed_is_the_study_seed_s_spawned_child() -> None:
@@ -136,7 +134,7 @@ def test_a_chip_s_drawn_figures_follow_the_study_s_spreads() -> None:
         ("seed", -1, "seed must be >= 0"),
         ("coupler_sigma", -0.1, "splitter_sigma must be >= 0"),
         ("max_loss_db", math.inf, "max_loss_db must be a finite number"),
-        ("mesh", "hexagonal", "mesh must be one of"),
+        ("mesh", "torus", "mesh must be one of clements, reck, hexagonal"),
         ("chips", True, "chips must be an integer"),
         ("max_power_mW", 0.0, "max_power_mW must be > 0"),
         ("pitch_y_um", 0.0, "pitch_y_um must be"),
@@ -200,6 +198,44 @@ def test_output_rings_are_locked_on_each_chip_and_cost_heater_power_not_isolatio
         # locked rings add their drop loss only (a ring off by a FWHM would cost 3 dB)
         assert 0 < row["worst_loss_db"] - plain["worst_loss_db"] < 0.5
         assert row["worst_isolation_db"] == pytest.approx(plain["worst_isolation_db"], abs=1.0)
+
+
+def test_a_hexagonal_study_calibrates_routes_and_measures_each_recirculating_chip() -> None:
+    study = YieldStudy(ports=4, chips=3, mesh="hexagonal", seed=3)
+    lost, *rows = [run_chip(study, i) for i in range(3)]
+    assert rows == [run_chip(study, i) for i in (1, 2)]  # the chip's seed decides
+    # chip 0: the calibration cannot fit an endpoint's own cell, so that port is lost
+    assert not lost["calibrated"] and not lost["passed"] and lost["readings"] > 1000
+    assert math.isnan(lost["worst_isolation_db"])
+    for row in rows:
+        assert row["calibrated"] and row["readings"] > 1000  # through its 4 photodiodes
+        assert row["matchings"] == 3  # the all-to-all of 4 endpoints
+        assert 20 < row["worst_isolation_db"] < 80
+        # a path crosses several 0.5 dB cells and their links; calibration costs little
+        assert 2 < row["worst_loss_db"] < 12 and 0 <= row["worst_excess_loss_db"] < 1.5
+        assert row["max_ring_offset_nm"] is None and row["passed"] == passes(study, row)
+    ring = (((0, 1), (2, 3)), ((1, 2), (0, 3)))  # a training job's ring: its 2 matchings
+    job = YieldStudy(ports=4, chips=3, mesh="hexagonal", seed=3, workload="ring", matchings=ring)
+    on_ring = run_chip(job, 1)
+    assert on_ring["matchings"] == 2 and on_ring["readings"] == rows[0]["readings"]
+    assert on_ring["worst_isolation_db"] >= rows[0]["worst_isolation_db"] - 3
+    # wider couplers leak more: the same chips (errors drawn 3.3 times larger) isolate worse
+    wide = YieldStudy(ports=4, chips=3, mesh="hexagonal", seed=3, coupler_sigma=0.03)
+    worst = [run_chip(wide, i)["worst_isolation_db"] for i in (1, 2)]
+    assert max(worst) < min(r["worst_isolation_db"] for r in rows) - 3
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("pitch_x_um", 300.0, "a hexagonal study takes no pitch_x_um"),
+        ("output_rings", True, "a hexagonal study takes no output_rings"),
+        ("coupler_sigma", -0.1, "splitter_sigma must be >= 0"),
+    ],
+)
+def test_a_bad_hexagonal_study_is_refused(field: str, value: object, words: str) -> None:
+    with pytest.raises(SettingsError, match=words):
+        YieldStudy(mesh="hexagonal", **{field: value})  # type: ignore[arg-type]
 
 
 def test_a_workload_of_its_own_is_routed_and_measured_on_its_pairs_only() -> None:

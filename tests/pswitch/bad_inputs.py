@@ -164,7 +164,11 @@ CASES: list[tuple[list[str], str]] = [
     (["yield", "--min-isolation-db", "0"], "--min-isolation-db: needs a number of dB > 0"),
     (["yield", "--workers", "0"], "--workers: needs an integer in 1..1024, got 0"),
     (["yield", "--workers", "2", "--scheduler", "x"], "not allowed with argument --workers"),
-    (["yield", "--mesh", "hexagonal"], "--mesh: invalid choice: 'hexagonal'"),
+    (["yield", "--mesh", "torus"], "--mesh: invalid choice: 'torus'"),
+    (["yield", "--mesh", "hexagonal", "--pitch-x-um", "300"], "a hexagonal study takes no pitch_x"),
+    (["yield", "--mesh", "hexagonal", "--output-rings"], "a hexagonal study takes no output_rings"),
+    (["yield", "--sweep", "ring_sigma_nm=0.1,1"], "ring_sigma_nm is swept on a design without"),
+    (["yield", "--ring-sigma-nm", "-1"], "--ring-sigma-nm: needs a number of nm >= 0"),
     (["yield", "--output", "exists.txt"], "exists.txt is a file; give a folder"),
     (["yield", "--output", "exists.txt/rows"], "is not a folder"),
     # bench

@@ -1,0 +1,105 @@
+"""One chip of a yield study of the hexagonal (recirculating) switch, end to end.
+
+The counterpart of :func:`photonics.chip_yield.run_chip` for ``YieldStudy(mesh="hexagonal")``:
+the switch of :func:`photonics.switch_geometry.hexagonal_switch` (``ports`` endpoints on the
+smallest honeycomb that holds them), as its production test would treat it:
+
+1. draw the chip (:class:`photonics.mesh_chip.MeshChip`) from the chip's own seed, with the
+   study's coupler, heater and loss spreads;
+2. self-calibrate it through its endpoints' photodiodes
+   (:func:`photonics.hex_selfcal.calibrate_recirculating`, as the firmware's ``CAL:RUN`` does);
+   a cell it cannot fit is dead and the router leaves it out; a dead endpoint cell takes its
+   endpoint out of the switch, and the chip fails (``calibrated`` False, as for a fit that
+   fails);
+3. route the workload on the live cells: the all-to-all cover
+   (:func:`photonics.covers.all_to_all_cover`, splitting what does not route: the row's
+   ``matchings`` says how many it took), or the study's own matchings; a chip on which a pair
+   of the workload cannot be routed (the dead cells cut it off) fails, measured on the rest;
+4. for each routed matching, light each endpoint alone with 1 mW and read every photodiode:
+   each circuit's isolation (both directions: both ends send), insertion loss and its excess
+   over the loss-only path (:meth:`~photonics.mesh_chip.MeshChip.ideal_path_loss_db`), and the
+   heater power the matching draws.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from photonics.errors import FitError
+from photonics.levels import DARK_MW
+
+if TYPE_CHECKING:
+    from photonics.chip_yield import YieldStudy
+
+
+def run_mesh_chip(study: YieldStudy, index: int) -> dict[str, Any]:
+    """Chip ``index`` of a hexagonal ``study`` (module docstring): the row of
+    :func:`photonics.chip_yield.run_chip`, the same keys."""
+    from photonics.chip_yield import PROBE_MW, chip_seeds, drawn_figures, passes, unmeasured
+    from photonics.covers import all_to_all_cover
+    from photonics.hex_selfcal import calibrate_recirculating
+    from photonics.mesh_chip import MeshChip
+    from photonics.routing import Router, requests_for
+    from photonics.selfcal import CellDrive
+    from photonics.switch_geometry import hexagonal_switch
+
+    chip_seed, rng = chip_seeds(study, index)
+    mesh, ends = hexagonal_switch(study.ports)
+    chip = MeshChip(mesh, ends, study.spec(chip_seed))
+    row = unmeasured(index, chip_seed) | drawn_figures(chip)
+    n = chip.n_ports
+    probe = np.sqrt(PROBE_MW) * np.eye(n)
+
+    def measure(current: np.ndarray, port: int) -> np.ndarray:
+        return chip.detect(current, probe[port], rng=rng)
+
+    try:
+        found = calibrate_recirculating(
+            mesh, ends, measure, chip.heater_voltage, chip.n_heaters, chip.spec.max_current_mA
+        )
+    except FitError:
+        return row
+    row["readings"] = int(found.measurements)
+    if set(found.dead) & set((mesh.edge_ports[ends] // 4).tolist()):
+        return row  # an endpoint's own cell could not be fitted: the port is lost
+    router = Router(mesh, found.dead)
+    if study.matchings:
+        results = [router.route(requests_for(m, ends)) for m in study.workload_matchings()]
+        complete = all(r.ok for r in results)
+        results = [r for r in results if r.ok]
+    else:
+        cover = all_to_all_cover(router, ends)
+        results, complete = list(cover.results), not cover.unroutable
+    if not results:
+        return row | {"calibrated": True}
+    drive = CellDrive.of(found.calibration, chip.n_cells)
+    endpoint = {p: i for i, p in enumerate(chip.endpoints)}
+    isolation, loss, excess, power = math.inf, -math.inf, -math.inf, -math.inf
+    for result in results:
+        current = np.zeros(chip.n_heaters)
+        current[: chip.n_cells] = drive.currents(result.theta())
+        power = max(power, float(chip.heaters.power_mW(current).sum()))
+        lit = sorted(endpoint[p] for path in result.paths for p in path.ports)
+        P = np.maximum(chip.detect(current, probe[lit], rng=rng) / PROBE_MW, DARK_MW)
+        row_of = {src: k for k, src in enumerate(lit)}  # P[row_of[src], out]
+        for path in result.paths:
+            a, b = (endpoint[p] for p in path.ports)
+            ideal = chip.ideal_path_loss_db(path)
+            for src, out in ((a, b), (b, a)):
+                signal = P[row_of[src], out]
+                leak = max(P[row_of[x], out] for x in lit if x != src)
+                isolation = min(isolation, float(10 * np.log10(signal / leak)))
+                loss = max(loss, float(-10 * np.log10(signal)))
+                excess = max(excess, float(-10 * np.log10(signal)) - ideal)
+    measured = row | {
+        "calibrated": True,
+        "matchings": len(results),
+        "worst_isolation_db": isolation,
+        "worst_loss_db": loss,
+        "worst_excess_loss_db": excess,
+        "worst_power_mW": power,
+    }
+    return measured | {"passed": complete and passes(study, measured)}
