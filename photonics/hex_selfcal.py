@@ -46,6 +46,7 @@ import numpy as np
 from photonics.calibration import Calibration
 from photonics.errors import FitError
 from photonics.fits import fit_fringe
+from photonics.hex_extinction import UNKNOWN, conservative, exit_of, leak_exits, lit_hops
 from photonics.progress import Progress
 from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances, full_scale_power_mW
 from photonics.thermal import DEFAULT_P_PI_MW, current_for_power
@@ -64,6 +65,11 @@ REFINED_RAD = 0.02
 REFINE_POINTS = 6
 #: Extinction ratios are reported up to this value, dB (the detectors' floor).
 MAX_EXTINCTION_DB = 60.0
+#: Readings of a cell's leak averaged for its extinction in one state.
+LEAK_READS = 4
+#: The leak taken as its mean reading plus this many standard errors of the detectors' noise,
+#: so that noise does not make a cell read better than it is.
+NOISE_SIGMAS = 3.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,7 @@ class HexSelfCalibration:
 
     calibration: Calibration
     extinction_db: np.ndarray
+    measured_extinction_db: np.ndarray
     dead: tuple[int, ...]
     order: tuple[int, ...]
     how: tuple[CellMeasurement | None, ...]
@@ -194,11 +201,11 @@ class _Planner:
                 break
         return found
 
-    def plan(self, cell: int) -> _Option | None:
-        """The shortest way to measure ``cell``, one with an on route first; None if none."""
-        best: tuple[tuple[int, int], _Option] | None = None
+    def ways(self, cell: int, darks: Sequence[int] = (BAR, CROSS)) -> Iterator[_Option]:
+        """The ways to measure ``cell`` with its dark state one of ``darks``: one per entry
+        port-end and dark state that has an input and a dark route."""
         for entry in range(4 * cell, 4 * cell + 4):
-            for dark in (BAR, CROSS):
+            for dark in darks:
                 for turn in (("in", "dark", "on"), ("on", "in", "dark"), ("dark", "on", "in")):
                     found = self._routes(cell, entry, dark, turn)
                     if "in" in found and "dark" in found:
@@ -207,14 +214,18 @@ class _Planner:
                     continue
                 route = [hop for k in ("in", "dark", "on") if k in found for hop in found[k][1]]
                 detector = self.endpoint_of[found["on"][0]] if "on" in found else -1
-                key = (detector < 0, len(route))
-                if best is None or key < best[0]:
-                    start, edge = found["in"][0], found["dark"][0]
-                    how = CellMeasurement(
-                        cell, self.endpoint_of[start], entry, dark, tuple(route), detector
-                    )
-                    best = (key, _Option(how, self.endpoint_of.get(edge, -1)))
-        return None if best is None else best[1]
+                start, edge = found["in"][0], found["dark"][0]
+                how = CellMeasurement(
+                    cell, self.endpoint_of[start], entry, dark, tuple(route), detector
+                )
+                yield _Option(how, self.endpoint_of.get(edge, -1))
+
+    def plan(self, cell: int) -> _Option | None:
+        """The shortest way to measure ``cell``, one with an on route first; None if none."""
+        ways = list(self.ways(cell))
+        if not ways:
+            return None
+        return min(ways, key=lambda w: (w.measurement.detector < 0, len(w.measurement.route)))
 
 
 @dataclass
@@ -262,6 +273,17 @@ class _Bench:
         base[spare[:cut]] = 0.0
         return base
 
+    def base(self, how: CellMeasurement, known: np.ndarray) -> np.ndarray:
+        """Currents (mA) of the other cells while ``how.cell`` is measured: the route's cells
+        set, the ``known`` ones parked at bar within the power budget, the rest off."""
+        base = np.zeros(self.n_heaters)
+        parked = np.flatnonzero(known)
+        base[parked] = self.current(parked, self.state_power(parked, np.zeros(parked.size)))
+        if how.route:
+            cells, states = np.array(how.route).T
+            base[cells] = self.current(cells, self.state_power(cells, states))
+        return self._within_budget(base, [how.cell, *(c for c, _ in how.route)])
+
     def read(self, rows: np.ndarray, source: int) -> np.ndarray:
         self.readings += len(rows)
         return np.asarray(self.measure(rows, source), dtype=float)
@@ -272,15 +294,8 @@ class _Bench:
         """(P_pi mW, bias rad, extinction dB or NaN) of ``how.cell``; :class:`FitError` when
         its fringe has no contrast or needs more than ``p_max`` for a period. A cell measured
         ``again`` is swept over one period of its known P_pi, in :data:`REFINE_POINTS`."""
-        base = np.zeros(self.n_heaters)
-        parked = np.flatnonzero(known)
-        base[parked] = self.current(parked, self.state_power(parked, np.zeros(parked.size)))
-        if how.route:
-            cells, states = np.array(how.route).T
-            base[cells] = self.current(cells, self.state_power(cells, states))
+        base = self.base(how, known)
         k = how.cell
-        route = [c for c, _ in how.route]
-        base = self._within_budget(base, [k, *route])
         powers = np.linspace(0, self.p_max, self.sweep_points)
         span = None
         if again:
@@ -318,6 +333,62 @@ class _Bench:
             ratio = lit / max(dark, lit * 10 ** (-MAX_EXTINCTION_DB / 10), 1e-300)
             extinction = float(10 * np.log10(max(ratio, 1.0)))
         return p_pi, bias, extinction
+
+
+def _state_extinction(
+    mesh: WaveguideMesh, endpoints: Sequence[int], bench: _Bench, trusted: np.ndarray
+) -> np.ndarray:
+    """Each trusted cell's extinction in each state, dB, ``(2, n)`` (NaN where no clean way
+    was found): light routed through the cell (the others trusted, parked at bar) onto a
+    detector at its other exit, read with the cell set to the state and to the other one (as
+    the calibration sets them); the first way whose detector no other lit cell's first-order
+    leak reaches (:func:`~photonics.hex_extinction.leak_exits`)."""
+    n = mesh.n_cells
+    partner = mesh.partner()
+    ends = mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)]
+    out = np.full((2, n), np.nan)
+    readings: list[np.ndarray] = []
+    found: list[tuple[int, int, float, float]] = []  # state, cell, mean leak, lit (mW)
+    for k in np.flatnonzero(trusted):
+        others = trusted.copy()
+        others[k] = False
+        planner = _Planner(mesh, endpoints, others)
+        for state in (BAR, CROSS):
+            for way in planner.ways(int(k), (state,)):
+                how = way.measurement
+                if how.detector < 0:
+                    continue
+                base = bench.base(how, trusted)
+                states = np.full(n, UNKNOWN)
+                states[trusted & (base[:n] > 0)] = BAR
+                for c, s in how.route:
+                    states[c] = s
+                states[k] = state
+                detector = int(ends[how.detector])
+                dark = lit_hops(partner, states, int(ends[how.source]))
+                if dark is None or detector in leak_exits(partner, states, dark, int(k)):
+                    continue
+                states[k] = 1 - state
+                lit = lit_hops(partner, states, int(ends[how.source]))
+                if lit is None or exit_of(partner, lit) != detector:
+                    continue
+                rows = np.repeat(base[None], LEAK_READS + 1, axis=0)
+                set_to = np.array([state] * LEAK_READS + [1 - state])
+                power = bench.state_power(np.full(LEAK_READS + 1, k), set_to)
+                rows[:, k] = bench.current(k, power)
+                seen = bench.read(rows, how.source)
+                readings.append(seen.ravel())
+                at = seen[:, how.detector]
+                found.append((state, int(k), float(at[:-1].mean()), float(at[-1])))
+                break
+    # the detectors' noise: most detectors of every reading are dark, so the median of the
+    # readings' size is the noise's (of a Gaussian: 0.6745 sigma)
+    sigma = float(np.median(np.abs(np.concatenate(readings)))) / 0.6745 if readings else 0.0
+    for state, k, leak, on in found:
+        bound = leak + NOISE_SIGMAS * sigma / np.sqrt(LEAK_READS)
+        floor = on * 10 ** (-MAX_EXTINCTION_DB / 10)
+        out[state, k] = 10 * np.log10(max(on / max(bound, floor, 1e-300), 1.0))
+    return out
 
 
 def _by_distance(mesh: WaveguideMesh, known: np.ndarray) -> list[int]:
@@ -472,6 +543,8 @@ def calibrate_recirculating(
         change = np.abs(np.angle(np.exp(1j * (bench.bias - before))))[known]
         if len(order) == count and trusted[known].all() and change.max() < REFINED_RAD:
             break
+    measured = _state_extinction(mesh, endpoints, bench, trusted)
+    extinction_db = conservative(measured, trusted)
     dead = ~trusted
     fitted = np.zeros(n_heaters, bool)
     fitted[:n] = trusted
@@ -483,10 +556,12 @@ def calibrate_recirculating(
         c_ohm=c,
         created=datetime.now(UTC).isoformat(),
         phase_fitted=fitted,
+        extinction_db=extinction_db,
     )
     return HexSelfCalibration(
         calibration,
-        extinction,
+        extinction_db,
+        measured,
         tuple(np.flatnonzero(dead).tolist()),
         tuple(k for k in order if trusted[k]),
         tuple(how),

@@ -12,6 +12,7 @@ from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
 from photonics.hex_selfcal import calibrate_recirculating
+from photonics.routing import DEFAULT_EXTINCTION_DB
 from photonics.selfcal import peak_power_mW, self_calibrate
 from photonics.switch import FeedForwardFabric, MeshFabric
 from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
@@ -175,12 +176,17 @@ class CalibrationCommands(Core):
     def use_calibration(self, cal: Calibration, stored: bool) -> None:
         """Switch to ``cal``, re-applying the matching with it (locked rings re-centred), all
         or nothing. On a recirculating mesh the router leaves out the cells ``cal`` did not
-        fit (``phase_fitted`` False)."""
+        fit (``phase_fitted`` False) and predicts isolation from its measured extinction
+        (``extinction_db``)."""
         with self.transaction():
             self.calibration, self.calibration_stored = cal, stored
             if isinstance(self.fabric, MeshFabric):  # the cells it could not fit are dead
                 n = self.fabric.n_cells
-                self.fabric = self.fabric.with_dead_cells(np.flatnonzero(~cal.phase_fitted[:n]))
+                ext = cal.extinction_db
+                if ext is None or ext.shape[1] != n:  # none measured: the typical figure
+                    ext = np.full((2, n), DEFAULT_EXTINCTION_DB)
+                dead = np.flatnonzero(~cal.phase_fitted[:n])
+                self.fabric = self.fabric.with_dead_cells(dead, ext)
             if self.plan is not None:
                 self.apply_plan(self.plan)
 
