@@ -17,6 +17,9 @@ from photonics.waveguide_mesh import BAR, CROSS, through
 
 #: The state of a cell whose setting is not known (it may send light either way).
 UNKNOWN = -1
+#: A cell's state without a clean reading is taken to leak this many standard deviations of
+#: the chip's leak amplitudes (a Gaussian exceeds it in 5 of 10 000 cells).
+DEFAULT_SIGMAS = 3.5
 #: Extinction assumed for a calibrated cell when the chip gave no clean reading at all, dB: the
 #: lowest published unit-cell figure (Perez-Lopez et al., Nat. Commun. 15, 1563 (2024)).
 NO_READING_DB = 32.0
@@ -69,10 +72,24 @@ def leak_exits(
 
 def conservative(measured_db: np.ndarray, fitted: np.ndarray) -> np.ndarray:
     """Per-state extinction ``(2, n)`` dB the router can take as a lower bound: a cell's clean
-    reading (``measured_db``, NaN where it has none) where there is one; else the lowest clean
-    reading of the chip (:data:`NO_READING_DB` when it has none); NaN for cells not ``fitted``."""
-    finite = measured_db[:, fitted][np.isfinite(measured_db[:, fitted])]
-    floor = float(finite.min()) if finite.size else NO_READING_DB
+    reading (``measured_db``, NaN where it has none) where there is one; else the default of
+    :func:`default_extinction_db` from the chip's clean readings; NaN for cells not
+    ``fitted``."""
+    clean = measured_db[:, fitted]
+    floor = default_extinction_db(clean[np.isfinite(clean)])
     out = np.where(np.isfinite(measured_db), measured_db, floor)
     out[:, ~fitted] = np.nan
     return out
+
+
+def default_extinction_db(clean_db: np.ndarray) -> float:
+    """Extinction (dB) to assume of a cell in a state the chip could not read cleanly: its leak
+    amplitude :data:`DEFAULT_SIGMAS` standard deviations out. A cell's leak amplitude is, to
+    first order, a difference or sum of its two couplers' splitting errors, so Gaussian about
+    zero over a chip's cells: its standard deviation is the median of the ``clean_db``
+    readings' amplitudes over 0.6745 (robust to the few cells whose reading is far out).
+    :data:`NO_READING_DB` without readings."""
+    if clean_db.size == 0:
+        return NO_READING_DB
+    sigma = float(np.median(10 ** (-clean_db / 20))) / 0.6745
+    return float(-20 * np.log10(DEFAULT_SIGMAS * sigma))

@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import product
 
 import numpy as np
 
@@ -201,24 +202,27 @@ class _Planner:
                 break
         return found
 
-    def ways(self, cell: int, darks: Sequence[int] = (BAR, CROSS)) -> Iterator[_Option]:
-        """The ways to measure ``cell`` with its dark state one of ``darks``: one per entry
-        port-end and dark state that has an input and a dark route."""
+    def ways(
+        self, cell: int, darks: Sequence[int] = (BAR, CROSS), every_turn: bool = False
+    ) -> Iterator[_Option]:
+        """The ways to measure ``cell`` with its dark state one of ``darks``: per entry
+        port-end and dark state, the first order of route searches that finds an input and a
+        dark route (``every_turn``: each order that does)."""
         for entry in range(4 * cell, 4 * cell + 4):
             for dark in darks:
                 for turn in (("in", "dark", "on"), ("on", "in", "dark"), ("dark", "on", "in")):
                     found = self._routes(cell, entry, dark, turn)
-                    if "in" in found and "dark" in found:
+                    if "in" not in found or "dark" not in found:
+                        continue
+                    hops = [hop for k in ("in", "dark", "on") if k in found for hop in found[k][1]]
+                    detector = self.endpoint_of[found["on"][0]] if "on" in found else -1
+                    start, edge = found["in"][0], found["dark"][0]
+                    how = CellMeasurement(
+                        cell, self.endpoint_of[start], entry, dark, tuple(hops), detector
+                    )
+                    yield _Option(how, self.endpoint_of.get(edge, -1))
+                    if not every_turn:
                         break
-                else:
-                    continue
-                route = [hop for k in ("in", "dark", "on") if k in found for hop in found[k][1]]
-                detector = self.endpoint_of[found["on"][0]] if "on" in found else -1
-                start, edge = found["in"][0], found["dark"][0]
-                how = CellMeasurement(
-                    cell, self.endpoint_of[start], entry, dark, tuple(route), detector
-                )
-                yield _Option(how, self.endpoint_of.get(edge, -1))
 
     def plan(self, cell: int) -> _Option | None:
         """The shortest way to measure ``cell``, one with an on route first; None if none."""
@@ -273,12 +277,14 @@ class _Bench:
         base[spare[:cut]] = 0.0
         return base
 
-    def base(self, how: CellMeasurement, known: np.ndarray) -> np.ndarray:
+    def base(self, how: CellMeasurement, known: np.ndarray, parked_state: int = BAR) -> np.ndarray:
         """Currents (mA) of the other cells while ``how.cell`` is measured: the route's cells
-        set, the ``known`` ones parked at bar within the power budget, the rest off."""
+        set, the ``known`` ones parked at ``parked_state`` within the power budget, the rest
+        off."""
         base = np.zeros(self.n_heaters)
         parked = np.flatnonzero(known)
-        base[parked] = self.current(parked, self.state_power(parked, np.zeros(parked.size)))
+        at = np.full(parked.size, parked_state)
+        base[parked] = self.current(parked, self.state_power(parked, at))
         if how.route:
             cells, states = np.array(how.route).T
             base[cells] = self.current(cells, self.state_power(cells, states))
@@ -339,7 +345,7 @@ def _state_extinction(
     mesh: WaveguideMesh, endpoints: Sequence[int], bench: _Bench, trusted: np.ndarray
 ) -> np.ndarray:
     """Each trusted cell's extinction in each state, dB, ``(2, n)`` (NaN where no clean way
-    was found): light routed through the cell (the others trusted, parked at bar) onto a
+    was found): light routed through the cell (the others trusted, parked at bar or cross) onto a
     detector at its other exit, read with the cell set to the state and to the other one (as
     the calibration sets them); the first way whose detector no other lit cell's first-order
     leak reaches (:func:`~photonics.hex_extinction.leak_exits`)."""
@@ -354,13 +360,11 @@ def _state_extinction(
         others[k] = False
         planner = _Planner(mesh, endpoints, others)
         for state in (BAR, CROSS):
-            for way in planner.ways(int(k), (state,)):
-                how = way.measurement
-                if how.detector < 0:
-                    continue
-                base = bench.base(how, trusted)
+            ways = [w.measurement for w in planner.ways(int(k), (state,), every_turn=True)]
+            for parked, how in product((BAR, CROSS), [w for w in ways if w.detector >= 0]):
+                base = bench.base(how, trusted, parked)
                 states = np.full(n, UNKNOWN)
-                states[trusted & (base[:n] > 0)] = BAR
+                states[trusted & (base[:n] > 0)] = parked
                 for c, s in how.route:
                     states[c] = s
                 states[k] = state
