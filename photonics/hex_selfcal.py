@@ -83,19 +83,23 @@ NOISE_SIGMAS = 3.0
 @dataclass(frozen=True)
 class HexSelfCalibration:
     """Result of :func:`calibrate_recirculating`: the :class:`Calibration` (cells' heaters;
-    ``phase_fitted`` False for dead cells), each cell's extinction per state ``(2, n_cells)``
-    [bar, cross] (dB, a lower bound: the clean reading or the chip's default; NaN for dead
-    cells; also in the calibration), the clean readings alone (NaN where none), the dead
-    cells, the order the cells were first calibrated in, how each was measured last, and how
-    many detector readings it took."""
+    ``phase_fitted`` False for dead cells; its ``extinction_db``, also :attr:`extinction_db`
+    here), the cells' clean extinction readings per state ``(2, n_cells)`` [bar, cross] (dB,
+    NaN where none), the dead cells, the order the cells were first calibrated in, how each was
+    measured last, and how many detector readings it took."""
 
     calibration: Calibration
-    extinction_db: np.ndarray
     measured_extinction_db: np.ndarray
     dead: tuple[int, ...]
     order: tuple[int, ...]
     how: tuple[CellMeasurement | None, ...]
     measurements: int
+
+    @property
+    def extinction_db(self) -> np.ndarray:
+        """Each cell's extinction per state ``(2, n_cells)`` [bar, cross], dB, a lower bound:
+        its clean reading, else the chip's default; NaN for dead cells."""
+        return self.calibration.extinction_db  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return (
@@ -169,7 +173,8 @@ class _Bench:
     def fit_cell(
         self, how: CellMeasurement, dark_end: int, known: np.ndarray, again: bool
     ) -> tuple[float, float, float]:
-        """(P_pi mW, bias rad, extinction dB or NaN) of ``how.cell``; :class:`FitError` when
+        """(P_pi mW, bias rad, on/off ratio dB or NaN) of ``how.cell``: the ratio of its
+        detector set on and dark, which tells whether the routes worked. :class:`FitError` when
         its fringe has no contrast or needs more than ``p_max`` for a period. A cell measured
         ``again`` is swept over one period of its known P_pi, in :data:`REFINE_POINTS`."""
         base = self.base(how, known)
@@ -201,7 +206,7 @@ class _Bench:
         # the signal is the on exit's power: ~ (1 + cos psi) / 2 when on is bar, (1 - cos psi)
         # / 2 when on is cross, so its phase is the bias, or the bias + pi
         bias = np.mod(fringe.bias_rad - (np.pi if how.dark_state == BAR else 0.0), 2 * np.pi)
-        extinction = np.nan
+        on_off = np.nan
         if how.detector >= 0:
             self.p_pi[k], self.bias[k] = p_pi, bias
             both = np.repeat(base[None], 2, axis=0)
@@ -209,25 +214,32 @@ class _Bench:
             both[:, k] = self.current(k, on)
             dark, lit = self.read(both, how.source)[:, how.detector]
             ratio = lit / max(dark, lit * 10 ** (-MAX_EXTINCTION_DB / 10), 1e-300)
-            extinction = float(10 * np.log10(max(ratio, 1.0)))
-        return p_pi, bias, extinction
+            on_off = float(10 * np.log10(max(ratio, 1.0)))
+        return p_pi, bias, on_off
 
 
 def _state_extinction(
-    mesh: WaveguideMesh, endpoints: Sequence[int], bench: _Bench, trusted: np.ndarray
+    mesh: WaveguideMesh,
+    endpoints: Sequence[int],
+    bench: _Bench,
+    trusted: np.ndarray,
+    progress: Progress | None,
 ) -> np.ndarray:
     """Each trusted cell's extinction in each state, dB, ``(2, n)`` (NaN where no clean way
-    was found): light routed through the cell (the others trusted, parked at bar or cross) onto a
-    detector at its other exit, read with the cell set to the state and to the other one (as
-    the calibration sets them); the first way whose detector no other lit cell's first-order
-    leak reaches (:func:`~photonics.hex_extinction.leak_exits`)."""
+    was found): light routed through the cell (the others trusted, parked at bar or cross)
+    onto a detector at its other exit, read with the cell set to the state and to the other
+    one (as the calibration sets them); the first way whose detector no other lit cell's
+    first-order leak reaches (:func:`~photonics.hex_extinction.leak_exits`)."""
     n = mesh.n_cells
     partner = mesh.partner()
     ends = mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)]
     out = np.full((2, n), np.nan)
     readings: list[np.ndarray] = []
     found: list[tuple[int, int, float, float]] = []  # state, cell, mean leak, lit (mW)
-    for k in np.flatnonzero(trusted):
+    cells = np.flatnonzero(trusted)
+    for i, k in enumerate(cells):
+        if progress is not None:
+            progress("cell extinction", i, cells.size)
         others = trusted.copy()
         others[k] = False
         planner = RoutePlanner(mesh, endpoints, others)
@@ -257,6 +269,8 @@ def _state_extinction(
                 at = seen[:, how.detector]
                 found.append((state, int(k), float(at[:-1].mean()), float(at[-1])))
                 break
+    if progress is not None:
+        progress("cell extinction", cells.size, cells.size)
     # the detectors' noise: most detectors of every reading are dark, so the median of the
     # readings' size is the noise's (of a Gaussian: 0.6745 sigma)
     sigma = float(np.median(np.abs(np.concatenate(readings)))) / 0.6745 if readings else 0.0
@@ -309,8 +323,10 @@ def calibrate_recirculating(
     fitted resistances at most ``power_budget_mW``: parked cells are turned off, the warmest
     first, until it fits (a cell whose routes alone do not fit is not measured).
     Up to ``refine`` passes re-measure every cell with all others calibrated, until no bias
-    moves by more than :data:`REFINED_RAD`. ``progress`` follows
-    the I-V sweeps and the cells (stage ``"cell fringes"``, then ``"refine cells"``).
+    moves by more than :data:`REFINED_RAD`. Then each trusted cell's extinction per state
+    (:attr:`HexSelfCalibration.extinction_db`, also in the calibration). ``progress`` follows
+    the I-V sweeps and the cells (stages ``"cell fringes"``, ``"refine cells"``, then
+    ``"cell extinction"``).
     """
     a, c = fit_resistances(voltage, n_heaters, max_current_mA, iv_group, progress)
     p_max = full_scale_power_mW(a, c, max_current_mA)
@@ -332,7 +348,7 @@ def calibrate_recirculating(
     known = np.zeros(n, bool)
     trusted = np.zeros(n, bool)  # last fringe clean (see clean())
     failed: dict[int, CellMeasurement] = {}  # the way each cell's fit failed, this pass
-    extinction = np.full(n, np.nan)
+    on_off_db = np.full(n, np.nan)
     how: list[CellMeasurement | None] = [None] * n
     order: list[int] = []
 
@@ -340,7 +356,7 @@ def calibrate_recirculating(
         """Whether cell ``k``'s last fringe is to be trusted: read on one detector (a sum of
         detectors also sees light that leaves the routes) with an on/off ratio of at least
         :data:`TRUSTED_ON_OFF_DB`, which the routes' cells reach only when set as planned."""
-        return how[k].detector >= 0 and extinction[k] >= TRUSTED_ON_OFF_DB  # type: ignore[union-attr]
+        return how[k].detector >= 0 and on_off_db[k] >= TRUSTED_ON_OFF_DB  # type: ignore[union-attr]
 
     def through(k: int, *regions: np.ndarray) -> Iterator[RoutePlanner]:
         """Planners through each of ``regions`` (cell masks) without cell ``k``, made as
@@ -363,12 +379,12 @@ def calibrate_recirculating(
         if option is None or failed.get(k) == option.measurement:
             return False  # no way to measure it, or the way that failed before
         try:
-            p_pi, bias, ext = bench.fit_cell(option.measurement, option.dark_end, known, known[k])
+            p_pi, bias, ratio = bench.fit_cell(option.measurement, option.dark_end, known, known[k])
         except FitError:
             failed[k] = option.measurement
             return False
         bench.p_pi[k], bench.bias[k] = p_pi, bias
-        extinction[k] = ext
+        on_off_db[k] = ratio
         how[k] = option.measurement
         return True
 
@@ -419,8 +435,7 @@ def calibrate_recirculating(
         change = np.abs(np.angle(np.exp(1j * (bench.bias - before))))[known]
         if len(order) == count and trusted[known].all() and change.max() < REFINED_RAD:
             break
-    measured = _state_extinction(mesh, endpoints, bench, trusted)
-    extinction_db = conservative(measured, trusted)
+    measured = _state_extinction(mesh, endpoints, bench, trusted, progress)
     dead = ~trusted
     fitted = np.zeros(n_heaters, bool)
     fitted[:n] = trusted
@@ -432,11 +447,10 @@ def calibrate_recirculating(
         c_ohm=c,
         created=datetime.now(UTC).isoformat(),
         phase_fitted=fitted,
-        extinction_db=extinction_db,
+        extinction_db=conservative(measured, trusted),
     )
     return HexSelfCalibration(
         calibration,
-        extinction_db,
         measured,
         tuple(np.flatnonzero(dead).tolist()),
         tuple(k for k in order if trusted[k]),

@@ -36,7 +36,7 @@ def test_cal_run_calibrates_a_hexagonal_chip_within_its_limits(calibrated) -> No
     status = sw.calibration()
     assert status["calibrated"] and status["stored"] and status["chip_id"] == "EMU-HEXAGONAL-8"
     assert seconds > 0 and watch.rows > 1000 and watch.over == []
-    assert {"heater I-V sweeps", "cell fringes", "refine cells"} <= set(stages)
+    assert {"heater I-V sweeps", "cell fringes", "refine cells", "cell extinction"} <= set(stages)
 
 
 def test_the_stored_file_marks_the_dead_cells_and_the_router_leaves_them_out(calibrated) -> None:
