@@ -36,9 +36,10 @@ class CalibrationCommands(Core):
         "feed-forward mesh column by column, with its thermal crosstalk where the chip's heater "
         "layout predicts more than 0.1 rad of it (routes then compensate it); a recirculating "
         "one cell by cell on routed paths (cells it cannot fit are marked dead and not routed "
-        "through). The result is used at once and kept until power-off; CAL:SAVE stores it, as "
-        "does ON here (all or nothing: with no store, -310 before anything runs). The applied "
-        "matching is re-applied with it.",
+        "through), then each cell's extinction in bar and in cross, which the router predicts "
+        "isolation with. The result is used at once and kept until power-off; CAL:SAVE stores "
+        "it, as does ON here (all or nothing: with no store, -310 before anything runs). The "
+        "applied matching is re-applied with it.",
         example="CAL:RUN",
         errors="-221 a mesh it cannot calibrate, or interlock engaged; -222 its sweeps do not "
         "fit the current limit or the power budget (refused before it starts); -200 a fit "
