@@ -103,11 +103,11 @@ def test_clean_readings_track_the_cells_couplers(calibrated) -> None:
     chip, found = calibrated
     measured = found.measured_extinction_db
     clean = np.isfinite(measured)
+    fitted = found.calibration.phase_fitted[: chip.n_cells]
     error = (measured - _true_extinction_db(chip))[clean]
-    assert clean.sum() >= chip.n_cells // 2  # seeds 0-2: 48, 58, ... of 2 x 63
+    assert clean.sum() >= 0.6 * 2 * fitted.sum()  # seeds 0-2: 71 to 80 % of the cell states
     assert np.median(np.abs(error)) < 1.0
     # a cell without a clean reading in a state gets the chip's default, below most readings
-    fitted = found.calibration.phase_fitted[: chip.n_cells]
     filled = found.extinction_db[~clean & fitted[None]]
     assert filled.size and np.all(filled == default_extinction_db(measured[clean]))
     assert np.mean(measured[clean] < filled[0]) < 0.05
