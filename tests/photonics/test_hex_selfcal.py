@@ -88,8 +88,9 @@ def test_dead_cells_are_the_unfitted_ones_and_keep_nominal_values(calibrated) ->
 
 
 def test_extinction_is_never_optimistic_by_more_than_the_margin(calibrated) -> None:
-    # the in-situ on/off ratio read one cell in ten several dB above its couplers (up to +11 dB
-    # on seed 1): a coherent background cancelled part of the cell's leak
+    # the in-situ on/off ratio read one cell in ten several dB above its couplers, and per-state
+    # readings without the leak check up to +11 dB (seed 1): a coherent background cancelled
+    # part of the cell's leak
     chip, found = calibrated
     fitted = found.calibration.phase_fitted[: chip.n_cells]
     error = (found.extinction_db - _true_extinction_db(chip))[:, fitted]
