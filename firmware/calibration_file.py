@@ -11,8 +11,12 @@ a calibration to the document's fields and back::
       "chip_id": "...", "created": "<ISO 8601>",
       "p_pi_mW": [...], "bias_rad": [...], "a_ohm_per_mA2": [...], "c_ohm": [...],
       "crosstalk": null or rows, "rings": [{"lambda0_nm", "slope_nm_per_mW",
-      "rms_residual_nm"}, ...], "phase_fitted": [true, ...]
+      "rms_residual_nm"}, ...], "phase_fitted": [true, ...],
+      "extinction_db": null or [[bar dB or null, ...], [cross dB or null, ...]]
     }
+
+Version 2 added ``extinction_db`` (a recirculating mesh's per-cell, per-state extinction; null
+for a cell without a figure); a version 1 file reads with none.
 """
 
 from __future__ import annotations
@@ -30,19 +34,25 @@ from photonics.errors import PswitchError, SettingsError
 #: The ``schema`` name written in and required of every calibration file.
 SCHEMA_NAME = "pswitch.calibration"
 #: The newest calibration file version this code reads and the one it writes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class CalibrationFileError(PswitchError):
     """A calibration file is corrupt, truncated, of an unknown schema or of a newer version."""
 
 
+def _upgrade(version: int, body: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 body as version 2: no extinction figures."""
+    return {**body, "extinction_db": None}
+
+
 FORMAT = DocumentFormat(
     "calibration",
     SCHEMA_NAME,
     SCHEMA_VERSION,
-    ("chip_id", "created", *HEATER_FIELDS, "crosstalk", "rings", "phase_fitted"),
+    ("chip_id", "created", *HEATER_FIELDS, "crosstalk", "rings", "phase_fitted", "extinction_db"),
     CalibrationFileError,
+    upgrade=_upgrade,
 )
 
 
@@ -61,6 +71,9 @@ def save_calibration(cal: Calibration, path: str | os.PathLike[str]) -> None:
         "crosstalk": None if cal.crosstalk is None else cal.crosstalk.tolist(),
         "rings": [{n: getattr(r, n) for n in RING_FIELDS} for r in cal.rings],
         "phase_fitted": cal.phase_fitted.tolist(),
+        "extinction_db": None
+        if cal.extinction_db is None
+        else [[None if math.isnan(x) else x for x in row] for row in cal.extinction_db.tolist()],
     }
     write_document(path, FORMAT, body)
 
@@ -133,11 +146,31 @@ def _calibration(body: dict[str, Any]) -> Calibration:
         RingTuning(*(_number(f"rings[{i}].{f}", ring[f]) for f in RING_FIELDS))
         for i, ring in enumerate(body["rings"])
     ]
+    extinction = body["extinction_db"]
+    if extinction is not None:
+        if not (
+            isinstance(extinction, list)
+            and len(extinction) == 2
+            and all(isinstance(row, list) for row in extinction)
+        ):
+            raise ContentError(f"extinction_db must be null or two lists, got {extinction!r}")
+        rows = [
+            [
+                math.nan if v is None else _number(f"extinction_db[{i}][{j}]", v)
+                for j, v in enumerate(row)
+            ]
+            for i, row in enumerate(extinction)
+        ]
+        if len(rows[0]) != len(rows[1]):
+            sizes = f"{len(rows[0])} and {len(rows[1])}"
+            raise ContentError(f"extinction_db's rows have {sizes} values")
+        extinction = np.array(rows, dtype=float)
     return Calibration(
         chip_id=body["chip_id"],
         created=body["created"],
         crosstalk=crosstalk,
         rings=tuple(rings),
         phase_fitted=np.array(fitted, dtype=bool),
+        extinction_db=extinction,
         **{name: np.array(v, dtype=float) for name, v in heaters.items()},
     )

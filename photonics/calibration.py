@@ -57,6 +57,9 @@ class Calibration:
     - ``phase_fitted``: per heater, whether ``p_pi_mW`` and ``bias_rad`` were measured (default
       all); a heater whose phase no detector sees (an output phase shifter before the
       photodiodes) keeps its design values, flagged False.
+    - ``extinction_db``: optional, of a mesh whose cells are heaters ``0 .. m-1``: each cell's
+      measured extinction in each state, dB, shape ``(2, m)`` [bar, cross] (> 0, NaN for a
+      cell without a figure, e.g. a dead one): what the router predicts isolation with.
     - ``created``: ISO 8601 time of the calibration (e.g. ``datetime.now(UTC).isoformat()``).
 
     Arrays are stored read-only. There is deliberately no ``__eq__`` (arrays have no single
@@ -72,6 +75,7 @@ class Calibration:
     crosstalk: np.ndarray | None = None
     rings: tuple[RingTuning, ...] = field(default=())
     phase_fitted: np.ndarray | None = None
+    extinction_db: np.ndarray | None = None
 
     def __repr__(self) -> str:
         fitted = self.p_pi_mW.size if self.phase_fitted is None else int(self.phase_fitted.sum())
@@ -128,6 +132,15 @@ class Calibration:
             )
         fitted.setflags(write=False)
         object.__setattr__(self, "phase_fitted", fitted)
+        if self.extinction_db is not None:
+            ext = array("extinction_db", self.extinction_db).copy()
+            if ext.ndim != 2 or ext.shape[0] != 2 or not 1 <= ext.shape[1] <= n:
+                raise ShapeError(f"extinction_db must have shape (2, m <= {n}), got {ext.shape}")
+            if np.any(ext <= 0) or np.any(np.isinf(ext)):
+                bad = ext[(ext <= 0) | np.isinf(ext)][0]
+                raise SettingsError(f"extinction_db must be > 0 dB and finite or NaN, got {bad!r}")
+            ext.setflags(write=False)
+            object.__setattr__(self, "extinction_db", ext)
         rings = tuple(self.rings)
         for i, ring in enumerate(rings):
             if not isinstance(ring, RingTuning):
@@ -155,7 +168,8 @@ def same_calibration(a: Calibration, b: Calibration) -> bool:
     """True if ``a`` and ``b`` hold bit-identical values (so ``-0.0`` differs from ``0.0``)."""
     if (a.chip_id, a.created, len(a.rings)) != (b.chip_id, b.created, len(b.rings)):
         return False
-    if not all(_samearray(getattr(a, n), getattr(b, n)) for n in (*HEATER_FIELDS, "crosstalk")):
+    arrays = (*HEATER_FIELDS, "crosstalk", "extinction_db")
+    if not all(_samearray(getattr(a, n), getattr(b, n)) for n in arrays):
         return False
     if not np.array_equal(a.phase_fitted, b.phase_fitted):
         return False

@@ -30,6 +30,12 @@ detectors at the endpoints only:
    an edge port itself (the outer arm of a boundary cell).
 3. a refinement pass measures every cell again with all the others calibrated, so no fringe
    carries light scattered by cold cells.
+4. each trusted cell's extinction in each state (bar, cross): light routed through it onto a
+   detector at the exit that state darkens, read with the cell set to the state (the leak,
+   averaged) and to the other one, on a detector no other lit cell's first-order leak reaches
+   (:mod:`photonics.hex_extinction`), so no background can cancel part of the leak. The leak
+   is raised by :data:`NOISE_SIGMAS` of the detectors' noise; a state without such a reading
+   takes the chip's default (:func:`~photonics.hex_extinction.conservative`).
 
 A cell no route reaches, or whose fringe has no contrast, is reported dead (its heater keeps
 the nominal P_pi, ``phase_fitted`` False), and the router must not use it.
@@ -40,16 +46,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import product
 
 import numpy as np
 
 from photonics.calibration import Calibration
 from photonics.errors import FitError
 from photonics.fits import fit_fringe
+from photonics.hex_extinction import UNKNOWN, conservative, exit_of, leak_exits, lit_hops
+from photonics.hex_routes import CellMeasurement, RoutePlanner
 from photonics.progress import Progress
 from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances, full_scale_power_mW
 from photonics.thermal import DEFAULT_P_PI_MW, current_for_power
-from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, state_between, through
+from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh
 
 #: A fringe counts only if its amplitude is this many times its rms residual.
 MIN_CONTRAST = 10.0
@@ -64,157 +73,39 @@ REFINED_RAD = 0.02
 REFINE_POINTS = 6
 #: Extinction ratios are reported up to this value, dB (the detectors' floor).
 MAX_EXTINCTION_DB = 60.0
-
-
-@dataclass(frozen=True)
-class CellMeasurement:
-    """How one cell was measured: the endpoint lit, the port-end where light enters the cell,
-    the state that sends it down the dark route, the other cells set (cell, state) and the
-    endpoint read (-1: the sum of all but the dark route's end)."""
-
-    cell: int
-    source: int
-    entry: int
-    dark_state: int
-    route: tuple[tuple[int, int], ...]
-    detector: int
+#: Readings of a cell's leak averaged for its extinction in one state.
+LEAK_READS = 4
+#: The leak taken as its mean reading plus this many standard errors of the detectors' noise,
+#: so that noise does not make a cell read better than it is.
+NOISE_SIGMAS = 3.0
 
 
 @dataclass(frozen=True)
 class HexSelfCalibration:
     """Result of :func:`calibrate_recirculating`: the :class:`Calibration` (cells' heaters;
-    ``phase_fitted`` False for dead cells), each cell's measured extinction (dB, NaN where
-    no on route let it be measured), the dead cells, the order the cells were first
-    calibrated in, how each was measured last, and how many detector readings it took."""
+    ``phase_fitted`` False for dead cells; its ``extinction_db``, also :attr:`extinction_db`
+    here), the cells' clean extinction readings per state ``(2, n_cells)`` [bar, cross] (dB,
+    NaN where none), the dead cells, the order the cells were first calibrated in, how each was
+    measured last, and how many detector readings it took."""
 
     calibration: Calibration
-    extinction_db: np.ndarray
+    measured_extinction_db: np.ndarray
     dead: tuple[int, ...]
     order: tuple[int, ...]
     how: tuple[CellMeasurement | None, ...]
     measurements: int
+
+    @property
+    def extinction_db(self) -> np.ndarray:
+        """Each cell's extinction per state ``(2, n_cells)`` [bar, cross], dB, a lower bound:
+        its clean reading, else the chip's default; NaN for dead cells."""
+        return self.calibration.extinction_db  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return (
             f"<HexSelfCalibration: {len(self.order)} cells fitted, {len(self.dead)} dead, "
             f"{self.measurements} detector readings>"
         )
-
-
-def _reach(partner: np.ndarray, starts: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Breadth-first search over port-ends from the port-ends ``starts`` (where light enters a
-    cell), through cells ``allowed`` in bar or cross: for every port-end light can arrive at,
-    the port-end through which it entered the previous cell (-1 for a start); -2 elsewhere."""
-    pred = np.full(partner.size, -2, dtype=np.int64)
-    pred[starts] = -1
-    frontier = list(starts)
-    while frontier:
-        nxt = []
-        for e in frontier:
-            if not allowed[e // 4]:
-                continue
-            for state in (BAR, CROSS):
-                y = int(partner[through(int(e), state)])
-                if y >= 0 and pred[y] == -2:
-                    pred[y] = e
-                    nxt.append(y)
-        frontier = nxt
-    return pred
-
-
-def _hops(partner: np.ndarray, pred: np.ndarray, arrival: int) -> tuple[int, list[tuple[int, int]]]:
-    """The start port-end of the search that reached ``arrival`` and the (cell, state) of the
-    cells crossed on the way."""
-    hops = []
-    y = arrival
-    while pred[y] >= 0:
-        e = int(pred[y])
-        hops.append((e // 4, state_between(e, int(partner[y]))))
-        y = e
-    return y, hops[::-1]
-
-
-@dataclass(frozen=True)
-class _Option:
-    measurement: CellMeasurement
-    dark_end: int  # endpoint where the dark route leaves (-1 when it is not an endpoint)
-
-
-class _Planner:
-    """Finds how to measure a cell through the cells ``allowed`` (set by their calibration):
-    the searches from the endpoints and from every edge port are made once per ``allowed``,
-    and again without a route's cells only when the shortest routes collide."""
-
-    def __init__(self, mesh: WaveguideMesh, endpoints: Sequence[int], allowed: np.ndarray):
-        self.partner = mesh.partner()
-        self.allowed = allowed
-        self.end_ports = mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)]
-        self.edge_ports = mesh.edge_ports
-        self.endpoint_of = {int(e): i for i, e in enumerate(self.end_ports)}
-        self.from_ends = _reach(self.partner, self.end_ports, allowed)
-        self.from_edges = _reach(self.partner, self.edge_ports, allowed)
-
-    def _route(
-        self, tree: np.ndarray, starts: np.ndarray, arrival: int, avoid: set[int]
-    ) -> tuple[int, list[tuple[int, int]]] | None:
-        """(start port-end, hops) of a route arriving at ``arrival`` that crosses none of the
-        cells ``avoid``: the shortest one's, else a search without them; None if none."""
-        if tree[arrival] == -2:
-            return None
-        start, hops = _hops(self.partner, tree, arrival)
-        if start in starts and not avoid & {c for c, _ in hops}:
-            return start, hops
-        allowed = self.allowed.copy()
-        allowed[list(avoid)] = False
-        tree = _reach(self.partner, starts, allowed)
-        if tree[arrival] == -2:
-            return None
-        start, hops = _hops(self.partner, tree, arrival)
-        return (start, hops) if not avoid & {c for c, _ in hops} else None
-
-    def _routes(
-        self, cell: int, entry: int, dark: int, turn: tuple[str, ...]
-    ) -> dict[str, tuple[int, list[tuple[int, int]]]]:
-        """The routes ``"in"`` (an endpoint to ``entry``), ``"dark"`` (the dark exit to any
-        edge port) and ``"on"`` (the other exit to another endpoint), searched in the order
-        ``turn``, each avoiding the cells of those found before; the ones found."""
-        found: dict[str, tuple[int, list[tuple[int, int]]]] = {}
-        for name in turn:
-            used = {cell} | {c for _, hops in found.values() for c, _ in hops}
-            if name == "dark":
-                route = self._route(self.from_edges, self.edge_ports, through(entry, dark), used)
-            else:
-                lit = [found[k][0] for k in ("in", "on") if k in found]
-                starts = self.end_ports[~np.isin(self.end_ports, lit)]
-                arrival = entry if name == "in" else through(entry, 1 - dark)
-                route = self._route(self.from_ends, starts, arrival, used)
-            if route is not None:
-                found[name] = route
-            elif name != "on":
-                break
-        return found
-
-    def plan(self, cell: int) -> _Option | None:
-        """The shortest way to measure ``cell``, one with an on route first; None if none."""
-        best: tuple[tuple[int, int], _Option] | None = None
-        for entry in range(4 * cell, 4 * cell + 4):
-            for dark in (BAR, CROSS):
-                for turn in (("in", "dark", "on"), ("on", "in", "dark"), ("dark", "on", "in")):
-                    found = self._routes(cell, entry, dark, turn)
-                    if "in" in found and "dark" in found:
-                        break
-                else:
-                    continue
-                route = [hop for k in ("in", "dark", "on") if k in found for hop in found[k][1]]
-                detector = self.endpoint_of[found["on"][0]] if "on" in found else -1
-                key = (detector < 0, len(route))
-                if best is None or key < best[0]:
-                    start, edge = found["in"][0], found["dark"][0]
-                    how = CellMeasurement(
-                        cell, self.endpoint_of[start], entry, dark, tuple(route), detector
-                    )
-                    best = (key, _Option(how, self.endpoint_of.get(edge, -1)))
-        return None if best is None else best[1]
 
 
 @dataclass
@@ -262,6 +153,19 @@ class _Bench:
         base[spare[:cut]] = 0.0
         return base
 
+    def base(self, how: CellMeasurement, known: np.ndarray, parked_state: int = BAR) -> np.ndarray:
+        """Currents (mA) of the other cells while ``how.cell`` is measured: the route's cells
+        set, the ``known`` ones parked at ``parked_state`` within the power budget, the rest
+        off."""
+        base = np.zeros(self.n_heaters)
+        parked = np.flatnonzero(known)
+        at = np.full(parked.size, parked_state)
+        base[parked] = self.current(parked, self.state_power(parked, at))
+        if how.route:
+            cells, states = np.array(how.route).T
+            base[cells] = self.current(cells, self.state_power(cells, states))
+        return self._within_budget(base, [how.cell, *(c for c, _ in how.route)])
+
     def read(self, rows: np.ndarray, source: int) -> np.ndarray:
         self.readings += len(rows)
         return np.asarray(self.measure(rows, source), dtype=float)
@@ -269,18 +173,12 @@ class _Bench:
     def fit_cell(
         self, how: CellMeasurement, dark_end: int, known: np.ndarray, again: bool
     ) -> tuple[float, float, float]:
-        """(P_pi mW, bias rad, extinction dB or NaN) of ``how.cell``; :class:`FitError` when
+        """(P_pi mW, bias rad, on/off ratio dB or NaN) of ``how.cell``: the ratio of its
+        detector set on and dark, which tells whether the routes worked. :class:`FitError` when
         its fringe has no contrast or needs more than ``p_max`` for a period. A cell measured
         ``again`` is swept over one period of its known P_pi, in :data:`REFINE_POINTS`."""
-        base = np.zeros(self.n_heaters)
-        parked = np.flatnonzero(known)
-        base[parked] = self.current(parked, self.state_power(parked, np.zeros(parked.size)))
-        if how.route:
-            cells, states = np.array(how.route).T
-            base[cells] = self.current(cells, self.state_power(cells, states))
+        base = self.base(how, known)
         k = how.cell
-        route = [c for c, _ in how.route]
-        base = self._within_budget(base, [k, *route])
         powers = np.linspace(0, self.p_max, self.sweep_points)
         span = None
         if again:
@@ -308,7 +206,7 @@ class _Bench:
         # the signal is the on exit's power: ~ (1 + cos psi) / 2 when on is bar, (1 - cos psi)
         # / 2 when on is cross, so its phase is the bias, or the bias + pi
         bias = np.mod(fringe.bias_rad - (np.pi if how.dark_state == BAR else 0.0), 2 * np.pi)
-        extinction = np.nan
+        on_off = np.nan
         if how.detector >= 0:
             self.p_pi[k], self.bias[k] = p_pi, bias
             both = np.repeat(base[None], 2, axis=0)
@@ -316,8 +214,71 @@ class _Bench:
             both[:, k] = self.current(k, on)
             dark, lit = self.read(both, how.source)[:, how.detector]
             ratio = lit / max(dark, lit * 10 ** (-MAX_EXTINCTION_DB / 10), 1e-300)
-            extinction = float(10 * np.log10(max(ratio, 1.0)))
-        return p_pi, bias, extinction
+            on_off = float(10 * np.log10(max(ratio, 1.0)))
+        return p_pi, bias, on_off
+
+
+def _state_extinction(
+    mesh: WaveguideMesh,
+    endpoints: Sequence[int],
+    bench: _Bench,
+    trusted: np.ndarray,
+    progress: Progress | None,
+) -> np.ndarray:
+    """Each trusted cell's extinction in each state, dB, ``(2, n)`` (NaN where no clean way
+    was found): light routed through the cell (the others trusted, parked at bar or cross)
+    onto a detector at its other exit, read with the cell set to the state and to the other
+    one (as the calibration sets them); the first way whose detector no other lit cell's
+    first-order leak reaches (:func:`~photonics.hex_extinction.leak_exits`)."""
+    n = mesh.n_cells
+    partner = mesh.partner()
+    ends = mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)]
+    out = np.full((2, n), np.nan)
+    readings: list[np.ndarray] = []
+    found: list[tuple[int, int, float, float]] = []  # state, cell, mean leak, lit (mW)
+    cells = np.flatnonzero(trusted)
+    for i, k in enumerate(cells):
+        if progress is not None:
+            progress("cell extinction", i, cells.size)
+        others = trusted.copy()
+        others[k] = False
+        planner = RoutePlanner(mesh, endpoints, others)
+        for state in (BAR, CROSS):
+            ways = [w.measurement for w in planner.ways(int(k), (state,), every_turn=True)]
+            for parked, how in product((BAR, CROSS), [w for w in ways if w.detector >= 0]):
+                base = bench.base(how, trusted, parked)
+                states = np.full(n, UNKNOWN)
+                states[trusted & (base[:n] > 0)] = parked
+                for c, s in how.route:
+                    states[c] = s
+                states[k] = state
+                detector = int(ends[how.detector])
+                dark = lit_hops(partner, states, int(ends[how.source]))
+                if dark is None or detector in leak_exits(partner, states, dark, int(k)):
+                    continue
+                states[k] = 1 - state
+                lit = lit_hops(partner, states, int(ends[how.source]))
+                if lit is None or exit_of(partner, lit) != detector:
+                    continue
+                rows = np.repeat(base[None], LEAK_READS + 1, axis=0)
+                set_to = np.array([state] * LEAK_READS + [1 - state])
+                power = bench.state_power(np.full(LEAK_READS + 1, k), set_to)
+                rows[:, k] = bench.current(k, power)
+                seen = bench.read(rows, how.source)
+                readings.append(seen.ravel())
+                at = seen[:, how.detector]
+                found.append((state, int(k), float(at[:-1].mean()), float(at[-1])))
+                break
+    if progress is not None:
+        progress("cell extinction", cells.size, cells.size)
+    # the detectors' noise: most detectors of every reading are dark, so the median of the
+    # readings' size is the noise's (of a Gaussian: 0.6745 sigma)
+    sigma = float(np.median(np.abs(np.concatenate(readings)))) / 0.6745 if readings else 0.0
+    for state, k, leak, on in found:
+        bound = leak + NOISE_SIGMAS * sigma / np.sqrt(LEAK_READS)
+        floor = on * 10 ** (-MAX_EXTINCTION_DB / 10)
+        out[state, k] = 10 * np.log10(max(on / max(bound, floor, 1e-300), 1.0))
+    return out
 
 
 def _by_distance(mesh: WaveguideMesh, known: np.ndarray) -> list[int]:
@@ -362,8 +323,10 @@ def calibrate_recirculating(
     fitted resistances at most ``power_budget_mW``: parked cells are turned off, the warmest
     first, until it fits (a cell whose routes alone do not fit is not measured).
     Up to ``refine`` passes re-measure every cell with all others calibrated, until no bias
-    moves by more than :data:`REFINED_RAD`. ``progress`` follows
-    the I-V sweeps and the cells (stage ``"cell fringes"``, then ``"refine cells"``).
+    moves by more than :data:`REFINED_RAD`. Then each trusted cell's extinction per state
+    (:attr:`HexSelfCalibration.extinction_db`, also in the calibration). ``progress`` follows
+    the I-V sweeps and the cells (stages ``"cell fringes"``, ``"refine cells"``, then
+    ``"cell extinction"``).
     """
     a, c = fit_resistances(voltage, n_heaters, max_current_mA, iv_group, progress)
     p_max = full_scale_power_mW(a, c, max_current_mA)
@@ -385,7 +348,7 @@ def calibrate_recirculating(
     known = np.zeros(n, bool)
     trusted = np.zeros(n, bool)  # last fringe clean (see clean())
     failed: dict[int, CellMeasurement] = {}  # the way each cell's fit failed, this pass
-    extinction = np.full(n, np.nan)
+    on_off_db = np.full(n, np.nan)
     how: list[CellMeasurement | None] = [None] * n
     order: list[int] = []
 
@@ -393,17 +356,17 @@ def calibrate_recirculating(
         """Whether cell ``k``'s last fringe is to be trusted: read on one detector (a sum of
         detectors also sees light that leaves the routes) with an on/off ratio of at least
         :data:`TRUSTED_ON_OFF_DB`, which the routes' cells reach only when set as planned."""
-        return how[k].detector >= 0 and extinction[k] >= TRUSTED_ON_OFF_DB  # type: ignore[union-attr]
+        return how[k].detector >= 0 and on_off_db[k] >= TRUSTED_ON_OFF_DB  # type: ignore[union-attr]
 
-    def through(k: int, *regions: np.ndarray) -> Iterator[_Planner]:
+    def through(k: int, *regions: np.ndarray) -> Iterator[RoutePlanner]:
         """Planners through each of ``regions`` (cell masks) without cell ``k``, made as
         asked for."""
         for region in regions:
             others = region.copy()
             others[k] = False
-            yield _Planner(mesh, endpoints, others)
+            yield RoutePlanner(mesh, endpoints, others)
 
-    def measure_cell(k: int, planners: Iterable[_Planner]) -> bool:
+    def measure_cell(k: int, planners: Iterable[RoutePlanner]) -> bool:
         """Measure cell ``k`` the first way of ``planners`` that reads one detector, else the
         first way found at all."""
         option = None
@@ -416,18 +379,18 @@ def calibrate_recirculating(
         if option is None or failed.get(k) == option.measurement:
             return False  # no way to measure it, or the way that failed before
         try:
-            p_pi, bias, ext = bench.fit_cell(option.measurement, option.dark_end, known, known[k])
+            p_pi, bias, ratio = bench.fit_cell(option.measurement, option.dark_end, known, known[k])
         except FitError:
             failed[k] = option.measurement
             return False
         bench.p_pi[k], bench.bias[k] = p_pi, bias
-        extinction[k] = ext
+        on_off_db[k] = ratio
         how[k] = option.measurement
         return True
 
     # growth: each round measures the cells the calibrated region reaches, then adds them
     while True:
-        planner = _Planner(mesh, endpoints, known)
+        planner = RoutePlanner(mesh, endpoints, known)
         grown = []
         for k in np.flatnonzero(~known):
             if progress is not None:
@@ -472,6 +435,7 @@ def calibrate_recirculating(
         change = np.abs(np.angle(np.exp(1j * (bench.bias - before))))[known]
         if len(order) == count and trusted[known].all() and change.max() < REFINED_RAD:
             break
+    measured = _state_extinction(mesh, endpoints, bench, trusted, progress)
     dead = ~trusted
     fitted = np.zeros(n_heaters, bool)
     fitted[:n] = trusted
@@ -483,10 +447,11 @@ def calibrate_recirculating(
         c_ohm=c,
         created=datetime.now(UTC).isoformat(),
         phase_fitted=fitted,
+        extinction_db=conservative(measured, trusted),
     )
     return HexSelfCalibration(
         calibration,
-        extinction,
+        measured,
         tuple(np.flatnonzero(dead).tolist()),
         tuple(k for k in order if trusted[k]),
         tuple(how),

@@ -271,17 +271,25 @@ def splitter_errors_for_extinction(extinction_db: ArrayLike, direction: ArrayLik
     return unit * scale
 
 
-def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:
-    """Worst-port extinction ratio, dB: max over theta / min over theta of one output's power.
+def state_extinction_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:
+    """Extinction in each state, dB, shape ``(2, ...)`` [bar, cross]: max over theta / min over
+    theta of the port a path in that state leaks into (bar leaks into the cross port, cross
+    into the bar port).
 
     With coupler amplitudes ``t_i = sqrt(1 - k_i)``, ``s_i = sqrt(k_i)``, the cross power swings
-    between ``(t1 s2 -+ s1 t2)^2`` and the bar power between ``(t1 t2 -+ s1 s2)^2``. Ideal
-    couplers give ``inf``.
+    between ``(t1 s2 -+ s1 t2)^2`` and the bar power between ``(t1 t2 -+ s1 s2)^2``: to first
+    order in the splitter errors ``d_i`` the bar state leaks ``(d2 - d1)^2`` and the cross state
+    ``(d1 + d2)^2``, so the two states of one cell differ. Ideal couplers give ``inf``.
     """
     k1 = 0.5 + finite("splitter_error_in", splitter_error_in)
     k2 = 0.5 + finite("splitter_error_out", splitter_error_out)
     t1, s1, t2, s2 = np.sqrt(1 - k1), np.sqrt(k1), np.sqrt(1 - k2), np.sqrt(k2)
     with np.errstate(divide="ignore"):
-        cross = 20 * np.log10((t1 * s2 + s1 * t2) / np.abs(t1 * s2 - s1 * t2))
-        bar = 20 * np.log10((t1 * t2 + s1 * s2) / np.abs(t1 * t2 - s1 * s2))
-    return np.minimum(cross, bar)
+        bar = 20 * np.log10((t1 * s2 + s1 * t2) / np.abs(t1 * s2 - s1 * t2))
+        cross = 20 * np.log10((t1 * t2 + s1 * s2) / np.abs(t1 * t2 - s1 * s2))
+    return np.stack([bar, cross])
+
+
+def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:
+    """Worst-state extinction ratio, dB: the lower of :func:`state_extinction_db`'s two."""
+    return state_extinction_db(splitter_error_in, splitter_error_out).min(axis=0)

@@ -260,16 +260,26 @@ class MeshFabric:
     def rerouter(self, current: SwitchPlan) -> Rerouter:
         return MeshRerouter(self, current)
 
-    def with_dead_cells(self, dead_cells: Sequence[int]) -> MeshFabric:
+    def with_dead_cells(
+        self, dead_cells: Sequence[int], extinction_db: np.ndarray | None = None
+    ) -> MeshFabric:
         """This fabric with its router leaving ``dead_cells`` out (e.g. the cells a
-        calibration could not fit), its other settings kept."""
+        calibration could not fit) and, given ``extinction_db`` (a calibration's per-state
+        figures, dB, ``(2, n_cells)`` [bar, cross], NaN for a state without one), predicting
+        isolation with each cell's lowest figure (the router's own in place of a NaN); its
+        other settings kept."""
         r = self.router
+        ext = r.extinction_db
+        if extinction_db is not None:
+            # a cell's worse state bounds both: the router takes one figure per cell
+            states = np.asarray(extinction_db, dtype=float)
+            ext = np.where(np.isnan(states), ext[None], states).min(axis=0)
         router = Router(
             r.mesh,
             dead_cells,
             r.cell_loss_db,
             r.link_loss_db,
-            r.extinction_db,
+            ext,
             r.max_iterations,
             r.isolation_target_db,
             r.isolation_budget,

@@ -12,6 +12,7 @@ from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
 from photonics.hex_selfcal import calibrate_recirculating
+from photonics.routing import DEFAULT_EXTINCTION_DB
 from photonics.selfcal import peak_power_mW, self_calibrate
 from photonics.switch import FeedForwardFabric, MeshFabric
 from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
@@ -35,9 +36,10 @@ class CalibrationCommands(Core):
         "feed-forward mesh column by column, with its thermal crosstalk where the chip's heater "
         "layout predicts more than 0.1 rad of it (routes then compensate it); a recirculating "
         "one cell by cell on routed paths (cells it cannot fit are marked dead and not routed "
-        "through). The result is used at once and kept until power-off; CAL:SAVE stores it, as "
-        "does ON here (all or nothing: with no store, -310 before anything runs). The applied "
-        "matching is re-applied with it.",
+        "through), then each cell's extinction in bar and in cross, which the router predicts "
+        "isolation with. The result is used at once and kept until power-off; CAL:SAVE stores "
+        "it, as does ON here (all or nothing: with no store, -310 before anything runs). The "
+        "applied matching is re-applied with it.",
         example="CAL:RUN",
         errors="-221 a mesh it cannot calibrate, or interlock engaged; -222 its sweeps do not "
         "fit the current limit or the power budget (refused before it starts); -200 a fit "
@@ -175,12 +177,17 @@ class CalibrationCommands(Core):
     def use_calibration(self, cal: Calibration, stored: bool) -> None:
         """Switch to ``cal``, re-applying the matching with it (locked rings re-centred), all
         or nothing. On a recirculating mesh the router leaves out the cells ``cal`` did not
-        fit (``phase_fitted`` False)."""
+        fit (``phase_fitted`` False) and predicts isolation from its measured extinction
+        (``extinction_db``)."""
         with self.transaction():
             self.calibration, self.calibration_stored = cal, stored
             if isinstance(self.fabric, MeshFabric):  # the cells it could not fit are dead
                 n = self.fabric.n_cells
-                self.fabric = self.fabric.with_dead_cells(np.flatnonzero(~cal.phase_fitted[:n]))
+                ext = cal.extinction_db
+                if ext is None or ext.shape[1] != n:  # none measured: the typical figure
+                    ext = np.full((2, n), DEFAULT_EXTINCTION_DB)
+                dead = np.flatnonzero(~cal.phase_fitted[:n])
+                self.fabric = self.fabric.with_dead_cells(dead, ext)
             if self.plan is not None:
                 self.apply_plan(self.plan)
 

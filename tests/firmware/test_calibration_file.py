@@ -43,11 +43,17 @@ def calibrations(draw: st.DrawFn) -> Calibration:
         crosstalk = np.array(draw(st.lists(finite, min_size=n * n, max_size=n * n))).reshape(n, n)
         np.fill_diagonal(crosstalk, 0.0)
     rings = draw(st.lists(st.builds(RingTuning, finite, finite, st.floats(0, 1e300)), max_size=4))
+    extinction = None
+    if n and draw(st.booleans()):  # of the first m heaters' cells, NaN: no figure
+        m = draw(st.integers(1, n))
+        cells = draw(st.lists(positive | st.just(np.nan), min_size=2 * m, max_size=2 * m))
+        extinction = np.array(cells).reshape(2, m)
     return Calibration(
         chip_id=draw(st.text(min_size=1, max_size=12)),
         created=draw(st.datetimes()).isoformat(),
         crosstalk=crosstalk,
         rings=tuple(rings),
+        extinction_db=extinction,
         **heaters,
     )
 
@@ -72,7 +78,7 @@ def test_file_names_its_schema_and_version(tmp_path: Path) -> None:
     save_calibration(small_calibration(), path)
     doc = json.loads(path.read_text())
     assert doc["schema"] == SCHEMA_NAME == "pswitch.calibration"
-    assert doc["version"] == SCHEMA_VERSION == 1
+    assert doc["version"] == SCHEMA_VERSION == 2
     assert doc["p_pi_mW"] == [21.4, 22.8, 1.34]
 
 
@@ -112,10 +118,47 @@ def write_json(tmp_path: Path, doc) -> Path:
 
 def test_newer_version_is_refused(tmp_path: Path) -> None:
     doc = saved_document(tmp_path)
-    doc["version"] = 2
+    doc["version"] = 3
     path = write_json(tmp_path, doc)
-    with pytest.raises(CalibrationFileError, match=r"edited\.json: .*newer.*version 2 > 1"):
+    with pytest.raises(CalibrationFileError, match=r"edited\.json: .*newer.*version 3 > 2"):
         load_calibration(path)
+
+
+def test_a_version_1_file_loads_without_extinction(tmp_path: Path) -> None:
+    doc = saved_document(tmp_path)
+    doc["version"] = 1
+    del doc["extinction_db"]
+    back = load_calibration(write_json(tmp_path, doc))
+    assert back.extinction_db is None
+    assert same_calibration(back, small_calibration())
+
+
+def test_extinction_is_stored_per_state_with_null_for_cells_without_a_figure(
+    tmp_path: Path,
+) -> None:
+    ext = np.array([[31.5, np.nan], [40.25, np.nan]])
+    with_ext = small_calibration(extinction_db=ext)
+    path = tmp_path / "cal.json"
+    save_calibration(with_ext, path)
+    assert json.loads(path.read_text())["extinction_db"] == [[31.5, None], [40.25, None]]
+    np.testing.assert_array_equal(load_calibration(path).extinction_db, ext)
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ([[30.0]], "two lists"),
+        ([[30.0], [30.0, 31.0]], "rows have 1 and 2 values"),
+        ([[30.0], ["x"]], r"extinction_db\[1\]\[0\] must be a number"),
+        ([[30.0], [-1.0]], "must be > 0 dB"),
+        ([[30.0] * 4, [30.0] * 4], r"shape \(2, m <= 3\)"),
+    ],
+)
+def test_bad_extinction_is_refused(tmp_path: Path, value, why: str) -> None:
+    doc = saved_document(tmp_path)
+    doc["extinction_db"] = value
+    with pytest.raises(CalibrationFileError, match=why):
+        load_calibration(write_json(tmp_path, doc))
 
 
 def test_wrong_schema_is_refused(tmp_path: Path) -> None:

@@ -2,12 +2,15 @@
 photodiodes (photonics.hex_selfcal) through the firmware, within its limits, stored as a
 versioned calibration file, and routing that leaves the dead cells out."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from firmware.calibration_file import load_calibration
 from firmware.sdk import Switch
 from photonics.matching import Matching
+from photonics.routing import DEFAULT_EXTINCTION_DB
 from tests.firmware.state import watch_limits
 
 
@@ -33,7 +36,7 @@ def test_cal_run_calibrates_a_hexagonal_chip_within_its_limits(calibrated) -> No
     status = sw.calibration()
     assert status["calibrated"] and status["stored"] and status["chip_id"] == "EMU-HEXAGONAL-8"
     assert seconds > 0 and watch.rows > 1000 and watch.over == []
-    assert {"heater I-V sweeps", "cell fringes", "refine cells"} <= set(stages)
+    assert {"heater I-V sweeps", "cell fringes", "refine cells", "cell extinction"} <= set(stages)
 
 
 def test_the_stored_file_marks_the_dead_cells_and_the_router_leaves_them_out(calibrated) -> None:
@@ -61,3 +64,33 @@ def test_matchings_on_the_self_calibrated_chip_are_isolated_by_20_db(calibrated)
             for src, out in ((a, b), (b, a)):
                 leak = np.delete(P[out], [src, out]).max()
                 assert 10 * np.log10(P[out, src] / leak) >= 20
+
+
+def test_the_router_predicts_isolation_from_the_measured_extinction(calibrated) -> None:
+    sw, state, _, _, _ = calibrated
+    c = sw.transport.controller
+    stored = load_calibration(state / "calibration.json")
+    n = c.fabric.n_cells
+    ext = c.calibration.extinction_db
+    assert ext.shape == (2, n)
+    np.testing.assert_array_equal(stored.extinction_db, ext)
+    live = c.calibration.phase_fitted[:n]
+    assert np.isnan(ext[:, ~live]).all() and (ext[:, live] > 0).all()
+    # the router takes each cell's worse state until it predicts per state
+    np.testing.assert_array_equal(c.fabric.router.extinction_db[live], ext[:, live].min(axis=0))
+    assert not np.all(c.fabric.router.extinction_db[live] == DEFAULT_EXTINCTION_DB)
+
+
+def test_a_calibration_without_extinction_routes_on_the_typical_figure(calibrated) -> None:
+    sw, _, _, _, _ = calibrated
+    c = sw.transport.controller
+    cal = c.calibration
+    try:
+        c.use_calibration(replace(cal, extinction_db=None), stored=False)
+        assert np.all(c.fabric.router.extinction_db == DEFAULT_EXTINCTION_DB)
+    finally:
+        c.use_calibration(cal, stored=False)
+    assert np.array_equal(
+        c.fabric.router.extinction_db[cal.phase_fitted[: c.fabric.n_cells]],
+        cal.extinction_db[:, cal.phase_fitted[: c.fabric.n_cells]].min(axis=0),
+    )

@@ -405,7 +405,7 @@ def test_bad_calibration_files_raise_store_error(tmp_path: Path) -> None:
         store.read_calibration()
     assert isinstance(info.value.__cause__, CalibrationFileError)
     doc = json.loads(raw)
-    doc["version"] = 2
+    doc["version"] = 3
     path.write_text(json.dumps(doc))
     with pytest.raises(StoreError, match=r"calibration\.json: .*newer"):
         store.read_calibration()

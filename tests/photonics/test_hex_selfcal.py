@@ -6,13 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from photonics.hex_selfcal import TRUSTED_ON_OFF_DB, calibrate_recirculating
+from photonics.hex_extinction import default_extinction_db
+from photonics.hex_selfcal import calibrate_recirculating
 from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.switch_geometry import hexagonal_switch
+from photonics.mzi import state_extinction_db
+from photonics.switch_geometry import hexagonal_switch, switch_32
 
 #: Stated accuracy of a fitted cell (docs/calibration-hex.md): bias within 0.05 rad, P_pi
 #: within 2 %; at most a third of the cells dead on an 8-endpoint chip (seed 2: 17 of 63).
 BIAS_TOL_RAD, P_PI_TOL = 0.05, 0.02
+#: Stated margin of the measured extinction (docs/calibration-hex.md): never more than this
+#: above a cell's true extinction in a state, dB.
+OPTIMISTIC_MARGIN_DB = 1.0
 
 
 def _measure(chip: MeshChip, broken: int | None = None, log: list[float] | None = None):
@@ -43,16 +48,15 @@ def _run(chip: MeshChip, **kw):
     )
 
 
-def _leak_db(chip: MeshChip, state: np.ndarray) -> np.ndarray:
-    """Each cell's true extinction in ``state`` (0 bar, 1 cross), dB: the other port's null."""
-    imp = chip.imperfections
-    k1, k2 = 0.5 + imp.splitter_error_in, 0.5 + imp.splitter_error_out
-    t1, s1, t2, s2 = np.sqrt(1 - k1), np.sqrt(k1), np.sqrt(1 - k2), np.sqrt(k2)
-    null = np.where(state == 0, np.abs(t1 * s2 - s1 * t2), np.abs(t1 * t2 - s1 * s2))
-    return -20 * np.log10(null)
+def _true_extinction_db(chip: MeshChip) -> np.ndarray:
+    """Each cell's true extinction in each state, (2, n_cells) [bar, cross], dB: from its
+    couplers' splitting errors."""
+    return state_extinction_db(
+        chip.imperfections.splitter_error_in, chip.imperfections.splitter_error_out
+    )
 
 
-@pytest.fixture(scope="module", params=[0, 2])
+@pytest.fixture(scope="module", params=[0, 1, 2])
 def calibrated(request):
     mesh, ends = hexagonal_switch(8)
     chip = MeshChip(mesh, ends, MeshChipSpec(seed=request.param))
@@ -83,22 +87,38 @@ def test_dead_cells_are_the_unfitted_ones_and_keep_nominal_values(calibrated) ->
     assert np.all(cal.bias_rad[dead] == 0.0)
 
 
-def test_measured_extinction_tracks_the_cells_couplers(calibrated) -> None:
+def test_extinction_is_never_optimistic_by_more_than_the_margin(calibrated) -> None:
+    # the in-situ on/off ratio read one cell in ten several dB above its couplers, and per-state
+    # readings without the leak check up to +11 dB (seed 1): a coherent background cancelled
+    # part of the cell's leak
     chip, found = calibrated
-    fitted = np.flatnonzero(found.calibration.phase_fitted)
-    state = np.zeros(chip.n_cells, int)
-    state[fitted] = [found.how[k].dark_state for k in fitted]
-    error = found.extinction_db[fitted] - _leak_db(chip, state)[fitted]
-    assert np.median(np.abs(error)) < 1.0  # seed 0: 0.18 dB, seed 2: 0.40 dB
-    assert np.all(found.extinction_db[fitted] > 0)
+    fitted = found.calibration.phase_fitted[: chip.n_cells]
+    error = (found.extinction_db - _true_extinction_db(chip))[:, fitted]
+    assert found.extinction_db.shape == (2, chip.n_cells)
+    assert error.max() <= OPTIMISTIC_MARGIN_DB
+    assert np.isnan(found.extinction_db[:, ~fitted]).all()
+    assert np.array_equal(found.calibration.extinction_db, found.extinction_db, equal_nan=True)
 
 
-def test_every_fitted_cell_was_read_on_one_detector_with_a_clean_fringe(calibrated) -> None:
+def test_clean_readings_track_the_cells_couplers(calibrated) -> None:
+    chip, found = calibrated
+    measured = found.measured_extinction_db
+    clean = np.isfinite(measured)
+    fitted = found.calibration.phase_fitted[: chip.n_cells]
+    error = (measured - _true_extinction_db(chip))[clean]
+    assert clean.sum() >= 0.6 * 2 * fitted.sum()  # seeds 0-2: 71 to 80 % of the cell states
+    assert np.median(np.abs(error)) < 1.0
+    # a cell without a clean reading in a state gets the chip's default, below most readings
+    filled = found.extinction_db[~clean & fitted[None]]
+    assert filled.size and np.all(filled == default_extinction_db(measured[clean]))
+    assert np.mean(measured[clean] < filled[0]) < 0.05
+
+
+def test_every_fitted_cell_was_read_on_one_detector(calibrated) -> None:
     _, found = calibrated
     for k in found.order:
         how = found.how[k]
         assert how.detector >= 0 and how.cell == k and k not in {c for c, _ in how.route}
-        assert found.extinction_db[k] >= TRUSTED_ON_OFF_DB
 
 
 def test_a_heater_that_does_not_heat_is_reported_dead() -> None:
@@ -120,3 +140,15 @@ def test_the_power_budget_holds_at_every_step() -> None:
     found = _run(chip, measure=_measure(chip, log=drawn), power_budget_mW=budget)
     assert max(drawn) <= budget
     assert len(found.order) >= chip.n_cells * 2 // 3
+
+
+@pytest.mark.slow
+def test_extinction_margin_holds_on_a_32_endpoint_chip() -> None:
+    # seed 2: the largest optimistic error of the three chips in docs/calibration-hex.md
+    mesh, ends = switch_32()
+    chip = MeshChip(mesh, ends, MeshChipSpec(seed=2))
+    found = _run(chip)
+    fitted = found.calibration.phase_fitted[: chip.n_cells]
+    error = (found.extinction_db - _true_extinction_db(chip))[:, fitted]
+    assert error.max() <= OPTIMISTIC_MARGIN_DB
+    assert np.isfinite(found.measured_extinction_db).sum() >= 0.8 * error.size

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from photonics import MZIImperfections, SettingsError
@@ -11,6 +11,7 @@ from photonics.mzi import (
     extinction_ratio_db,
     from_arm_phases,
     imperfect_transfer,
+    state_extinction_db,
     theta_for_coupling,
     theta_from_coupling,
     transfer,
@@ -135,3 +136,15 @@ def test_bad_phases_are_refused() -> None:
         transfer(np.inf, 0.0)
     with pytest.raises(SettingsError, match=r"coupling k must be in \[0, 1\]"):
         theta_from_coupling(1.5)
+
+
+@given(st.floats(-0.2, 0.2), st.floats(-0.2, 0.2))
+def test_each_state_leaks_into_the_other_port_as_state_extinction_says(e1, e2) -> None:
+    # bar (theta 0) leaks into the cross port, cross (pi/2) into the bar port; near-ideal
+    # couplers' nulls are below cos(pi/2)'s rounding
+    assume(min(abs(e1 - e2), abs(e1 + e2)) > 1e-4)
+    imp = MZIImperfections(e1, e2)
+    bar, cross = (np.abs(imperfect_transfer(t, 0.0, imp)) ** 2 for t in (0.0, np.pi / 2))
+    expected = 10 * np.log10([cross[1, 0] / bar[1, 0], bar[0, 0] / cross[0, 0]])
+    np.testing.assert_allclose(state_extinction_db(e1, e2), expected, rtol=1e-6)
+    assert extinction_ratio_db(e1, e2) == state_extinction_db(e1, e2).min()

@@ -9,7 +9,7 @@ from photonics.errors import MatchingError, ShapeError
 from photonics.feedforward import ClementsMesh, MeshSettings, ReckMesh
 from photonics.matching import Matching
 from photonics.mesh_scattering import scattering
-from photonics.routing import Router
+from photonics.routing import DEFAULT_EXTINCTION_DB, Router
 from photonics.switch import Fabric, FeedForwardFabric, MeshFabric, Pair, SwitchPlan
 from photonics.switch_geometry import switch_6x6
 from tests.strategies import seeds
@@ -180,3 +180,18 @@ def test_only_a_recirculating_mesh_of_even_endpoints_has_its_own_all_to_all_cove
     cover = MeshFabric(mesh.router, mesh.endpoints[:6]).all_to_all_cover(attempts=2)
     joined = sorted(p for m in cover.matchings for p in m.pairs)
     assert joined == [(a, b) for a in range(6) for b in range(a + 1, 6)]
+
+
+def test_a_mesh_fabric_routes_on_a_calibrations_per_state_extinction() -> None:
+    fabric = six_by_six()
+    n = fabric.n_cells
+    ext = np.vstack([np.linspace(26.0, 44.0, n), np.full(n, 33.0)])
+    ext[0, 0] = np.nan  # no bar figure: the cross one or the router's own, whichever is lower
+    ext[:, 1] = np.nan  # a dead cell's: the router's own
+    ext[1, 2] = 40.0
+    ext[0, 2] = np.nan
+    routed = fabric.with_dead_cells([1], ext).router
+    assert routed.dead[1] and routed.dead.sum() == 1
+    expected = np.minimum(ext[0], ext[1])
+    expected[:3] = [33.0, fabric.router.extinction_db[1], min(40.0, DEFAULT_EXTINCTION_DB)]
+    np.testing.assert_array_equal(routed.extinction_db, expected)
