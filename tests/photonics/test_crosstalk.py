@@ -3,7 +3,9 @@
 import numpy as np
 
 from photonics.chip import Chip, ChipSpec
+from photonics.fits import fit_crosstalk_model
 from photonics.selfcal import route_quality, self_calibrate
+from photonics.thermal import HeaterLayout, differential_crosstalk
 
 
 def test_crosstalk_on_both_arms_is_learnt_and_compensated_on_a_dense_mesh() -> None:
@@ -28,3 +30,19 @@ def test_crosstalk_on_both_arms_is_learnt_and_compensated_on_a_dense_mesh() -> N
     _, iso_both = route_quality(chip, both)
     print(f"dense, both arms: {iso_blind:.1f} dB -> {iso_both:.1f} dB")
     assert iso_both > 19.0 and iso_both > iso_blind + 8
+
+
+def test_the_law_is_fitted_with_the_cutoff_it_is_applied_with() -> None:
+    # the default chip's near pairs are all 120 um apart, their other arms 60 or 180 um away:
+    # beyond the 120 um cutoff the fitted law sees nothing at 180 um, in the fit as in use
+    chip = Chip(ChipSpec(both_arms=True))
+    n = chip.mesh.n_mzis
+    true = chip.crosstalk.toarray()[:n, :n]
+    pos, other = chip.heater_positions_um[:n], chip.other_arms_um
+    distance = np.linalg.norm(pos[:, None] - pos[None], axis=-1)
+    d_other = np.linalg.norm(other[:, None] - pos[None], axis=-1)
+    near = (distance <= 120.0) & ~np.eye(n, dtype=bool)
+    assert set(np.unique(d_other[near])) == {60.0, 180.0}
+    law = fit_crosstalk_model(distance[near], true[near], 120.0, d_other[near])
+    fitted = differential_crosstalk(HeaterLayout(pos, other), law).toarray()
+    assert np.abs(fitted - true).max() < 1e-4 * np.abs(true).max() + 1e-9
