@@ -131,8 +131,9 @@ class Chip(EmulatedChip):
 
     def _more_heaters(
         self, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The output rings' heaters, in the same phase terms: 2 pi per FSR of resonance shift."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The output rings' heaters, in the same phase terms (2 pi per FSR of resonance
+        shift), with their own time constant (``RingThermal.tau_s``)."""
         spec = self.spec
         if not spec.output_rings:
             return None
@@ -142,6 +143,7 @@ class Chip(EmulatedChip):
             np.full(n, spec.ring_thermal.p_pi_mW(spec.ring)),
             2 * np.pi * offset_nm / fsr,
             np.full(n, 2 * np.pi * spec.ring_thermal.ambient_nm_per_K / fsr),
+            np.full(n, spec.ring_thermal.tau_s),
         )
 
     @property

@@ -10,7 +10,9 @@ from photonics import LimitError, SettingsError, ShapeError
 from photonics.calibration import same_calibration
 from photonics.chip import Chip, ChipSpec
 from photonics.fits import fit_ring_tuning
+from photonics.ring import RingThermal
 from photonics.selfcal import SelfCalibration, calibrate_mesh, route_quality, self_calibrate
+from photonics.transients import ThermalDynamics, settle_time_s
 from tests.strategies import seeds
 
 
@@ -171,3 +173,18 @@ def test_output_rings_filter_the_photodiodes_and_their_tuning_is_fitted() -> Non
     off = chip.detect(np.zeros(chip.n_heaters), np.ones(n) / 2, wavelength_nm=fit.lambda0_nm + 0.9)
     on = chip.detect(np.zeros(chip.n_heaters), np.ones(n) / 2, wavelength_nm=fit.lambda0_nm)
     assert off[j] < 0.05 * on[j]
+
+
+def test_an_integrated_ring_heater_brings_its_own_time_constant() -> None:
+    # a doped heater in the resonator settles in 2.2 us, not the TiN heaters' 5.6 us
+    ring = RingThermal.integrated()
+    chip = Chip(ChipSpec(n_ports=4, output_rings=True, ring_thermal=ring))
+    rings = slice(2 * chip.mesh.n_mzis + chip.n_ports, None)
+    assert (ring.tau_s, RingThermal().tau_s) == (2.2e-6, 5.6e-6)
+    assert np.all(chip.heaters.tau_s[rings] == ring.tau_s)
+    assert np.all(chip.heaters.tau_s[: rings.start] == RingThermal().tau_s)
+    # a step of one ring heater alone settles (to 1e-3) in its own 2.2 us x ln(1000)
+    step = np.zeros(chip.n_heaters)
+    step[rings.start] = np.pi
+    settle = settle_time_s(step, chip.heaters.tau_s, None, ThermalDynamics(), 1e-3 * np.pi)
+    assert settle == pytest.approx(2.2e-6 * np.log(1e3), rel=1e-3)
