@@ -20,7 +20,6 @@ from functools import cached_property
 from typing import Protocol
 
 import numpy as np
-import scipy.sparse as sp
 
 from photonics.emulated_chip import EmulatedChip
 from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
@@ -233,13 +232,13 @@ class EmulatedDriver:
         if largest == 0:
             return 0.0
         tolerance = self.settle_tolerance * largest
-        return settle_time_s(step, h.tau_s, self._crosstalk_csc, self.dynamics, tolerance)
+        return settle_time_s(step, h.tau_s, self._crosstalk_dense, self.dynamics, tolerance)
 
     @cached_property
-    def _crosstalk_csc(self) -> sp.csc_matrix | None:
-        """The chip's crosstalk matrix, in the column form settling reads it in."""
+    def _crosstalk_dense(self) -> np.ndarray | None:
+        """The chip's crosstalk matrix, dense as settling reads it (once, not every write)."""
         K = self.chip.crosstalk
-        return None if K is None else sp.csc_matrix(K)
+        return None if K is None else K.toarray()
 
     def currents(self) -> np.ndarray:
         return self._current.copy()
