@@ -85,8 +85,8 @@ class BenchConfig:
     for ``CAL:RUN`` to decide on and fit their thermal crosstalk: ``"drawn"``, where the
     project's wired layout draws them (:func:`photonics.chip_geometry.drawn_layout`, a
     feed-forward chip), or ``""`` (not known: no crosstalk calibrated). Timing of the heater
-    electronics, to wait before
-    a reading: ``channel_write_s`` per channel written and ``settle_s`` of thermal settling.
+    electronics, to wait before a reading: ``channel_write_s`` per channel written and
+    ``settle_s`` of thermal settling.
     Light: ``wavelength_nm`` and ``laser_power_mW``. ``timeout_s`` of every instrument's
     replies. ``safe_current_mA``: what every heater is set to when the bench closes, with the
     laser off (the safe state).

@@ -424,9 +424,8 @@ def calibrate_crosstalk(
     per-pair couplings come from :func:`fit_crosstalk`, and the published distance law fitted
     to them robustly (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks
     the victim's light through the warmed mesh around it, which spoils a few pairs. With
-    ``other_arm_um``
-    ((n_mzis, 2) um, each MZI's unheated arm) the law is fitted, and applied, to both arms
-    (:func:`~photonics.thermal.differential_crosstalk`). Returns ``calibration``
+    ``other_arm_um`` ((n_mzis, 2) um, each MZI's unheated arm) the law is fitted, and applied,
+    to both arms (:func:`~photonics.thermal.differential_crosstalk`). Returns ``calibration``
     with ``crosstalk`` set (internal heaters only). ``progress`` (:mod:`photonics.progress`)
     follows the victims.
     """
