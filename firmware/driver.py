@@ -20,7 +20,6 @@ from functools import cached_property
 from typing import Protocol
 
 import numpy as np
-import scipy.sparse as sp
 
 from photonics.emulated_chip import EmulatedChip
 from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
@@ -169,6 +168,7 @@ class EmulatedDriver:
         self.rng = rng
         self._current = np.zeros(chip.n_heaters)
         self.elapsed_s = 0.0  # modeled hardware time spent so far
+        self._settle_alone: dict[tuple[int, float, ThermalDynamics], float] = {}
         self.fail_after: int | None = None
         self.delta_T_K = 0.0
         self.launch_mW = launch_mW
@@ -229,17 +229,29 @@ class EmulatedDriver:
         the largest phase step (:func:`photonics.transients.settle_time_s`)."""
         h = self.chip.heaters
         step = np.pi * (h.power_mW(new) - h.power_mW(old)) / h.p_pi_mW
-        largest = float(np.abs(step).max(initial=0.0))
-        if largest == 0:
+        if not np.any(step):
             return 0.0
-        tolerance = self.settle_tolerance * largest
-        return settle_time_s(step, h.tau_s, self._crosstalk_csc, self.dynamics, tolerance)
+        changed = np.flatnonzero(step)
+        if changed.size == 1:  # most writes of a sweep: one heater, whose time is memoised
+            key = (int(changed[0]), self.settle_tolerance, self.dynamics)
+            if key not in self._settle_alone:
+                self._settle_alone[key] = self._settle(step)
+            return self._settle_alone[key]
+        return self._settle(step)
+
+    def _settle(self, step: np.ndarray) -> float:
+        """:func:`~photonics.transients.settle_time_s` of a step of phases ``step`` (rad), to
+        ``settle_tolerance`` of the largest. One heater's time does not depend on the size of
+        its step (the tolerance and its crosstalk scale with it)."""
+        tolerance = self.settle_tolerance * float(np.abs(step).max())
+        h = self.chip.heaters
+        return settle_time_s(step, h.tau_s, self._crosstalk_dense, self.dynamics, tolerance)
 
     @cached_property
-    def _crosstalk_csc(self) -> sp.csc_matrix | None:
-        """The chip's crosstalk matrix, in the column form settling reads it in."""
+    def _crosstalk_dense(self) -> np.ndarray | None:
+        """The chip's crosstalk matrix, dense as settling reads it (once, not every write)."""
         K = self.chip.crosstalk
-        return None if K is None else sp.csc_matrix(K)
+        return None if K is None else K.toarray()
 
     def currents(self) -> np.ndarray:
         return self._current.copy()

@@ -34,7 +34,9 @@ from hil.instruments.registry import PowerMeter, open_instrument
 from hil.instruments.switch import OpticalSwitch
 from photonics import levels
 from photonics.calibration import Calibration
+from photonics.chip_geometry import drawn_layout
 from photonics.errors import PswitchError, SettingsError
+from photonics.feedforward import FeedForwardMesh
 from photonics.matching import Matching
 from photonics.topologies import topology
 
@@ -215,7 +217,13 @@ class Bench:
             )
             fabric = topology(config.mesh).fabric(config.ports)
             rings = Rings(config.ring_channels, tuple(range(len(config.ring_channels))))
-            self.controller = Controller(self.heaters, fabric, rings=rings, model=config.chip_id)
+            mesh = getattr(fabric, "mesh", None)
+            layout = None
+            if config.heater_layout == "drawn" and isinstance(mesh, FeedForwardMesh):
+                layout = drawn_layout(mesh)
+            self.controller = Controller(
+                self.heaters, fabric, rings=rings, model=config.chip_id, heater_layout=layout
+            )
             self.firmware = Switch(InProcessTransport(self.controller))
             self.switch = Switch.open(config.switch) if config.switch else None
         except BaseException:

@@ -81,8 +81,12 @@ class BenchConfig:
     The chip: ``ports``, ``mesh``, ``chip_id``; the heater channels of its output rings
     (``ring_channels``, ring k in front of output k), the heaters' safe current
     ``max_current_mA`` and total ``power_budget_mW`` (None: the heater driver's full output),
-    written into the heater driver's limits. Timing of the heater electronics, to wait before
-    a reading: ``channel_write_s`` per channel written and ``settle_s`` of thermal settling.
+    written into the heater driver's limits. ``heater_layout``: where the chip's heaters are,
+    for ``CAL:RUN`` to decide on and fit their thermal crosstalk: ``"drawn"``, where the
+    project's wired layout draws them (:func:`photonics.chip_geometry.drawn_layout`, a
+    feed-forward chip), or ``""`` (not known: no crosstalk calibrated). Timing of the heater
+    electronics, to wait before a reading: ``channel_write_s`` per channel written and
+    ``settle_s`` of thermal settling.
     Light: ``wavelength_nm`` and ``laser_power_mW``. ``timeout_s`` of every instrument's
     replies. ``safe_current_mA``: what every heater is set to when the bench closes, with the
     laser off (the safe state).
@@ -107,6 +111,10 @@ class BenchConfig:
     laser_power_mW: float = 1.0
     timeout_s: float = 5.0
     safe_current_mA: float = 0.0
+    heater_layout: str = "drawn"
+
+    #: What ``heater_layout`` may say.
+    HEATER_LAYOUTS = ("drawn", "")
 
     def __post_init__(self) -> None:
         if isinstance(self.ports, bool) or not isinstance(self.ports, int) or self.ports < 2:
@@ -129,9 +137,13 @@ class BenchConfig:
             if role not in ROLES:
                 raise SettingsError(f"spare: role must be one of {ROLES}, got {role!r}")
         put(self, "spare", tuple((r, _instrument(i, r)) for r, i in self.spare))
-        for name in ("switch", "visa_backend", "mesh", "chip_id"):
+        for name in ("switch", "visa_backend", "mesh", "chip_id", "heater_layout"):
             if not isinstance(getattr(self, name), str):
                 raise SettingsError(f"{name} must be a string, got {getattr(self, name)!r}")
+        if self.heater_layout not in self.HEATER_LAYOUTS:
+            raise SettingsError(
+                f'heater_layout must be "drawn" or "" (not known), got {self.heater_layout!r}'
+            )
         put(self, "ring_channels", tuple(_integer("ring_channels", c) for c in self.ring_channels))
         for name in ("channel_write_s", "settle_s", "safe_current_mA"):
             value = _number(name, getattr(self, name))

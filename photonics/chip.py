@@ -61,17 +61,17 @@ class ChipSpec(FabricationSpec):
     instead puts them on a plain grid of MZI columns ``pitch_x_um`` apart and modes
     ``pitch_y_um`` apart (the other pitch 300 um / 60 um unless given): a dense mesh has
     pitches of a few tens of um. Rings stay after the outputs.
-    With ``both_arms`` thermal crosstalk warms both arms of every MZI (the heater on the top
-    arm's line, the other arm a mode pitch below:
-    :func:`~photonics.thermal.differential_crosstalk`); without, all of it lands on the heated
-    arm (the earlier model, which overstates a distant heater's effect).
+    Thermal crosstalk warms both arms of every MZI (the heater on the top arm's line, the other
+    arm a mode pitch below: :func:`~photonics.thermal.differential_crosstalk`); with
+    ``both_arms=False`` all of it lands on the heated arm instead (the earlier model, which
+    overstates a distant heater's effect).
     """
 
     n_ports: int = 8
     mesh: str = "clements"
     pitch_x_um: float | None = None
     pitch_y_um: float | None = None
-    both_arms: bool = False
+    both_arms: bool = True
     geometry: FeedForwardGeometry | None = None
     output_rings: bool = False
     ring: MicroRing = field(default_factory=MicroRing)
@@ -131,8 +131,9 @@ class Chip(EmulatedChip):
 
     def _more_heaters(
         self, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The output rings' heaters, in the same phase terms: 2 pi per FSR of resonance shift."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The output rings' heaters, in the same phase terms (2 pi per FSR of resonance
+        shift), with their own time constant (``RingThermal.tau_s``)."""
         spec = self.spec
         if not spec.output_rings:
             return None
@@ -142,6 +143,7 @@ class Chip(EmulatedChip):
             np.full(n, spec.ring_thermal.p_pi_mW(spec.ring)),
             2 * np.pi * offset_nm / fsr,
             np.full(n, 2 * np.pi * spec.ring_thermal.ambient_nm_per_K / fsr),
+            np.full(n, spec.ring_thermal.tau_s),
         )
 
     @property

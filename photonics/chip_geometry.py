@@ -27,6 +27,7 @@ import numpy as np
 
 from photonics.errors import SettingsError
 from photonics.feedforward import FeedForwardMesh
+from photonics.thermal import HeaterLayout
 
 
 @dataclass(frozen=True)
@@ -127,3 +128,11 @@ def drawn_geometry(
     tracks = max(wire_tracks(mesh), 1)
     gap = heater_length_um + 4 * margin_um + 2 * (tracks - 1) * wire_pitch_um
     return FeedForwardGeometry(cell_length_um + gap, mode_pitch_um, cell_length_um)
+
+
+def drawn_layout(mesh: FeedForwardMesh) -> HeaterLayout:
+    """The heaters of ``mesh`` (MZIs, input phase shifters, output phase screen) and the MZIs'
+    other arms where the wired layout draws them (:func:`drawn_geometry`), um: the design a
+    switch on such a chip hands its firmware."""
+    geometry = drawn_geometry(mesh)
+    return HeaterLayout(geometry.heaters_um(mesh), geometry.other_arms_um(mesh))

@@ -32,6 +32,7 @@ from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfecti
 from photonics.thermal import (
     DEFAULT_DRIFT_RAD_PER_K,
     DEFAULT_P_PI_MW,
+    DEFAULT_TAU_S,
     CrosstalkModel,
     HeaterLayout,
     Heaters,
@@ -152,10 +153,11 @@ class EmulatedChip:
         p_pi = spec.p_pi_mW * np.maximum(1 + rng.normal(0.0, spec.p_pi_spread, H), 0.2)
         bias = rng.uniform(0, 2 * np.pi, H)
         drift = np.full(H, DEFAULT_DRIFT_RAD_PER_K)
+        tau = np.full(H, DEFAULT_TAU_S)
         more = self._more_heaters(rng)
         if more is not None:
-            p_pi, bias, drift = (
-                np.concatenate(p) for p in zip((p_pi, bias, drift), more, strict=True)
+            p_pi, bias, drift, tau = (
+                np.concatenate(p) for p in zip((p_pi, bias, drift, tau), more, strict=True)
             )
         H = len(p_pi)
         self.heaters = Heaters(
@@ -163,6 +165,7 @@ class EmulatedChip:
             p_pi_mW=p_pi,
             bias_rad=bias,
             drift_rad_per_K=drift,
+            tau_s=tau,
             max_current_mA=spec.max_current_mA,
             power_budget_mW=(
                 2 * spec.p_pi_mW * H if spec.power_budget_mW is None else spec.power_budget_mW
@@ -172,9 +175,9 @@ class EmulatedChip:
 
     def _more_heaters(
         self, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(P_pi mW, bias rad, drift rad/K) of heaters after the phase heaters, drawn from
-        ``rng`` after them; None: none."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """(P_pi mW, bias rad, drift rad/K, time constant s) of heaters after the phase
+        heaters, drawn from ``rng`` after them; None: none."""
         return None
 
     def _correlated(self, z: np.ndarray) -> np.ndarray:

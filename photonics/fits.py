@@ -361,7 +361,10 @@ def fit_crosstalk_model(
 
     With ``other_arm_distance_um`` (the aggressor's distance to each victim's other arm, um;
     ``inf`` for a victim on a lone waveguide) a coupling is the law at ``d`` less the law
-    there, as :func:`photonics.thermal.differential_crosstalk` predicts it.
+    there, as :func:`photonics.thermal.differential_crosstalk` predicts it. The law ends at
+    ``cutoff_um`` in the fit as it does in use: an other arm beyond it sees nothing (fitting
+    the uncut law to pairs whose other arms lie beyond the cutoff gives a law that fits them
+    and is wrong wherever it is applied).
     A robust (soft-L1) least squares, so a few pairs spoiled by second-order effects do not pull
     the law; the law then gives every pair's coupling from the layout. Needs at least 4 pairs.
     """
@@ -372,13 +375,17 @@ def fit_crosstalk_model(
     other = np.full(d.shape, np.inf)
     if other_arm_distance_um is not None:
         other = np.broadcast_to(np.asarray(other_arm_distance_um, dtype=float), d.shape)
-    two = np.isfinite(other)
-    d_other = np.where(two, other, 0.0)
+    d_other = np.where(np.isfinite(other), other, 0.0)  # 0: no other arm, no kernel
+
+    def kernel(x: np.ndarray, dist: np.ndarray) -> np.ndarray:
+        """The law ending at ``cutoff_um`` as :meth:`CrosstalkModel.coupling` applies it (an
+        other arm beyond the cutoff sees nothing, in the fit as in use); unclipped, so the fit
+        keeps its gradient."""
+        law = x[0] * np.exp(-x[1] * dist / scale) + x[2] * dist / scale + x[3]
+        return np.where((dist > 0) & (dist <= cutoff_um), law, 0.0)
 
     def residual(x: np.ndarray) -> np.ndarray:
-        law = x[0] * np.exp(-x[1] * d / scale) + x[2] * d / scale + x[3]
-        at_other = x[0] * np.exp(-x[1] * d_other / scale) + x[2] * d_other / scale + x[3]
-        return law - np.where(two, at_other, 0.0) - k
+        return kernel(x, d) - kernel(x, d_other) - k
 
     start = np.array([max(float(np.abs(k).max()), 1e-6) * np.e, 1.0, 0.0, 0.0])
     lower, upper = [0.0, 0.0, -np.inf, -np.inf], [np.inf, 50.0, np.inf, np.inf]

@@ -372,6 +372,33 @@ def probe_of(mesh: FeedForwardMesh, k: int) -> int | None:
     return _probe(mesh, k)[1]
 
 
+#: Pairs measured per configuration (the aggressor's distances to the victim's two arms) by
+#: :func:`calibrate_crosstalk`: the law is one for the chip, so a few pairs of each shape fix it
+#: and a spoiled pair is outvoted (the default 8-port chip has 2 shapes among 40 pairs).
+PAIRS_PER_CONFIGURATION = 3
+
+
+def _per_configuration(
+    candidates: list[tuple[int, int, float]],
+    distance: np.ndarray,
+    d_other: np.ndarray,
+    per_configuration: int | None,
+) -> list[tuple[int, int, float]]:
+    """At most ``per_configuration`` of the ``(victim, aggressor, ...)`` pairs with the same
+    distances to the victim's two arms (um, to 0.1 um), spread over the list (None: all)."""
+    if per_configuration is None:
+        return candidates
+    groups: dict[tuple[float, float], list[int]] = {}
+    for i, (v, a, _) in enumerate(candidates):
+        key = (round(float(distance[v, a]), 1), round(float(d_other[v, a]), 1))
+        groups.setdefault(key, []).append(i)
+    keep = set()
+    for members in groups.values():
+        spread = np.linspace(0, len(members) - 1, min(per_configuration, len(members)))
+        keep.update(members[j] for j in np.rint(spread).astype(int))
+    return [candidates[i] for i in sorted(keep)]
+
+
 def calibrate_crosstalk(
     mesh: FeedForwardMesh,
     measure: Measure,
@@ -382,6 +409,7 @@ def calibrate_crosstalk(
     sweep_points: int = 41,
     progress: Progress | None = None,
     other_arm_um: np.ndarray | None = None,
+    pairs_per_configuration: int | None = PAIRS_PER_CONFIGURATION,
 ) -> Calibration:
     """Thermal crosstalk among the MZIs' internal heaters, by pairwise aggressor/victim sweeps.
 
@@ -390,13 +418,14 @@ def calibrate_crosstalk(
     after the victim, so the aggressor's optical state matters only if it carries the victim's
     light: such an aggressor is heated by exactly 2 P_pi (same state) when its current limit
     allows, else the pair is skipped; an aggressor that is the victim's probe has its steps
-    raised instead. Every pair of internal heaters closer than ``radius_um`` (per the layout's
-    ``positions_um``, (H, 2) um) is measured, the per-pair couplings come from
-    :func:`fit_crosstalk`, and the published distance law fitted to them robustly
-    (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks the victim's
-    light through the warmed mesh around it, which spoils a few pairs. With ``other_arm_um``
-    ((n_mzis, 2) um, each MZI's unheated arm) the law is fitted, and applied, to both arms
-    (:func:`~photonics.thermal.differential_crosstalk`). Returns ``calibration``
+    raised instead. Of the pairs of internal heaters closer than ``radius_um`` (per the
+    layout's ``positions_um``, (H, 2) um), ``pairs_per_configuration`` of each configuration
+    (the aggressor's distances to the victim's two arms; None: every pair) are measured, the
+    per-pair couplings come from :func:`fit_crosstalk`, and the published distance law fitted
+    to them robustly (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks
+    the victim's light through the warmed mesh around it, which spoils a few pairs. With
+    ``other_arm_um`` ((n_mzis, 2) um, each MZI's unheated arm) the law is fitted, and applied,
+    to both arms (:func:`~photonics.thermal.differential_crosstalk`). Returns ``calibration``
     with ``crosstalk`` set (internal heaters only). ``progress`` (:mod:`photonics.progress`)
     follows the victims.
     """
@@ -411,13 +440,16 @@ def calibrate_crosstalk(
     shift = np.zeros((H, H, 1))  # victim phase shift per rad of aggressor phase
     pos = np.asarray(positions_um, dtype=float)[:n_mzis]
     distance = np.linalg.norm(pos[:, None, :] - pos[None, :, :], axis=-1)
-    measured = np.zeros((n_mzis, n_mzis), bool)
-    for v in steps("crosstalk sweeps", range(n_mzis), progress):
-        rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points, None, max_current_mA)
-        m, p_pi = int(mesh.modes[v]), calibration.p_pi_mW[v]
+    other = np.zeros((0, 2)) if other_arm_um is None else np.asarray(other_arm_um, float)
+    layout = HeaterLayout(pos, other[:n_mzis])
+    d_other = np.full(distance.shape, np.inf)
+    if len(other):
+        d_other = np.linalg.norm(other[:n_mzis, None, :] - pos[None, :, :], axis=-1)
+    candidates = []  # (victim, aggressor, aggressor's power step mW): the pairs one can measure
+    for v in range(n_mzis):
+        m = int(mesh.modes[v])
         on_path = (mesh.columns < mesh.columns[v]) & ((mesh.modes == m) | (mesh.modes + 1 == m))
         probe = probe_of(mesh, v)
-        cold, _ = rig.bias(v, base, p_pi)
         for a in np.flatnonzero((distance[v] <= radius_um) & (np.arange(n_mzis) != v)):
             if on_path[a]:
                 swing = 2 * calibration.p_pi_mW[a]
@@ -425,8 +457,15 @@ def calibrate_crosstalk(
                 swing = p_max / 3
             else:
                 swing = p_max - bar_power[a]
-            if bar_power[a] * (a != probe) + swing > p_max * (1 + 1e-9):
-                continue
+            if bar_power[a] * (a != probe) + swing <= p_max * (1 + 1e-9):
+                candidates.append((v, int(a), float(swing)))
+    chosen = _per_configuration(candidates, distance, d_other, pairs_per_configuration)
+    measured = np.zeros((n_mzis, n_mzis), bool)
+    rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points, None, max_current_mA)
+    for v in steps("crosstalk sweeps", sorted({v for v, _, _ in chosen}), progress):
+        p_pi, probe = calibration.p_pi_mW[v], probe_of(mesh, v)
+        cold, _ = rig.bias(v, base, p_pi)
+        for a, swing in ((a, swing) for victim, a, swing in chosen if victim == v):
             if a == probe:
                 heated, _ = rig.bias(v, base, p_pi, probe_offset_mW=swing)
             else:
@@ -437,11 +476,6 @@ def calibrate_crosstalk(
             shift[v, a, 0] = np.angle(np.exp(1j * (heated - cold))) / own_change
             measured[v, a] = True
     pairs = fit_crosstalk(np.array([1.0]), shift)[:n_mzis, :n_mzis]
-    other = np.zeros((0, 2)) if other_arm_um is None else np.asarray(other_arm_um, float)
-    layout = HeaterLayout(pos, other[:n_mzis])
-    d_other = np.full(distance.shape, np.inf)
-    if len(other):
-        d_other = np.linalg.norm(other[:n_mzis, None, :] - pos[None, :, :], axis=-1)
     law = fit_crosstalk_model(distance[measured], pairs[measured], radius_um, d_other[measured])
     K = np.zeros((H, H))
     K[:n_mzis, :n_mzis] = differential_crosstalk(layout, law).toarray()

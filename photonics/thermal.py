@@ -19,6 +19,7 @@ crosstalk's delay, self-heating) is :mod:`photonics.transients`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -28,6 +29,7 @@ from numpy.typing import ArrayLike
 
 from photonics._checks import finite
 from photonics.errors import LimitError, SettingsError, ShapeError
+from photonics.mzi import PUBLISHED_EXTINCTION_DB
 from photonics.transients import rise
 
 #: P_pi of a standard TiN heater, mW (Jacques et al., Opt. Express 27, 10456 (2019)).
@@ -393,9 +395,10 @@ def differential_crosstalk(layout: HeaterLayout, model: CrosstalkModel) -> sp.cs
 
 
 #: Crosstalk phase (rad) above which self-calibration (``CAL:RUN``) also calibrates crosstalk:
-#: a phase error this large alone limits an MZI's extinction to 20 log10(1 / sin(0.05)) = 26 dB,
-#: below the typical 35 dB of its couplers (docs/physics.md).
-CROSSTALK_MATTERS_RAD = 0.1
+#: where the phase error alone leaks an MZI's light as much as its couplers do, an extinction
+#: of 20 log10(1 / sin(phase / 2)) = a cell's typical 35 dB (``mzi.PUBLISHED_EXTINCTION_DB``):
+#: 0.0356 rad (docs/physics.md section 5.2).
+CROSSTALK_MATTERS_RAD = 2 * math.asin(10 ** (-PUBLISHED_EXTINCTION_DB[1] / 20))
 
 
 def predicted_crosstalk_rad(

@@ -16,6 +16,7 @@ from firmware.driver import (
 from photonics.chip import Chip, ChipSpec
 from photonics.errors import LimitError, PortError, SettingsError, ShapeError
 from photonics.thermal import Heaters, settling_time_s
+from photonics.transients import settle_time_s
 
 CHIP = Chip(ChipSpec(n_ports=4, seed=1))
 
@@ -142,3 +143,21 @@ def test_the_chip_sees_each_current_at_the_nearest_dac_code() -> None:
     assert np.allclose(driver.voltage(driver.currents()[None]), chip.heater_voltage(seen[None]))
     with pytest.raises(LimitError, match=r"outside 0\.\.10"):
         driver.measure(np.full((1, chip.n_heaters), 10.5), light)
+
+
+def test_one_heaters_settling_does_not_depend_on_the_size_of_its_step() -> None:
+    # the driver memoises a lone heater's settling: the tolerance and its crosstalk scale
+    # with the step, so a small and a large step of the same heater settle together
+    chip = Chip(ChipSpec(n_ports=4))
+    driver, zero = EmulatedDriver(chip), np.zeros(chip.n_heaters)
+    h, K = chip.heaters, chip.crosstalk.toarray()
+    times = []
+    for current in (1.0, 9.0):
+        new = zero.copy()
+        new[2] = current
+        step = np.pi * (h.power_mW(new) - h.power_mW(zero)) / h.p_pi_mW
+        alone = settle_time_s(step, h.tau_s, K, driver.dynamics, 1e-3 * np.abs(step).max())
+        times.append((alone, driver.settle_s(zero, new)))
+    (small, memo_small), (large, memo_large) = times
+    assert small == pytest.approx(large, rel=1e-9) and memo_small == memo_large == small
+    assert small > settling_time_s(h.tau_s[2])  # its crosstalk to a neighbour settles later

@@ -201,10 +201,13 @@ def test_calibrate_calibrates_thermal_crosstalk_where_the_layout_makes_it_matter
     blind = replace(stored, crosstalk=None)
     dense.transport.controller.use_calibration(blind, stored=False)
     assert _worst_isolation_db(dense) < 12.0
-    # a sparse chip: the layout predicts little crosstalk, and none is calibrated
-    sparse = Switch.emulated(ports=4, seed=1, calibrated=False)
+    # the default layout: an MZI's other arm 60 um from its neighbour's heater (0.048 rad),
+    # calibrated too; a sparse chip (a 127 um mode pitch) predicts little, and none is calibrated
+    default = Switch.emulated(ports=8, calibrated=False).transport.controller.heater_layout
+    assert predicted_crosstalk_rad(default, 28) > CROSSTALK_MATTERS_RAD
+    sparse = Switch.emulated(ports=4, seed=1, pitch_um=(300.0, 127.0), calibrated=False)
     layout = sparse.transport.controller.heater_layout
-    assert predicted_crosstalk_rad(layout, 6) < CROSSTALK_MATTERS_RAD
+    assert predicted_crosstalk_rad(layout, 6) < CROSSTALK_MATTERS_RAD / 10
     sparse.calibrate(save=False)
     assert sparse.transport.controller.calibration.crosstalk is None
 

@@ -61,6 +61,7 @@ def test_a_bench_config_round_trips_and_bad_files_are_refused(tmp_path) -> None:
         ({"laser": {"model": "TSL570", "resource": "r"}}, "TSL570 laser has no 1xN module"),
         ({"settle_s": -1}, "settle_s"),
         ({"safe_current_mA": 11}, "above max_current_mA"),
+        ({"heater_layout": "grid"}, 'heater_layout must be "drawn" or ""'),
     ):
         path.write_text(json.dumps(doc | change))
         with pytest.raises(SettingsError, match=why):

@@ -10,7 +10,9 @@ from photonics import LimitError, SettingsError, ShapeError
 from photonics.calibration import same_calibration
 from photonics.chip import Chip, ChipSpec
 from photonics.fits import fit_ring_tuning
+from photonics.ring import RingThermal
 from photonics.selfcal import SelfCalibration, calibrate_mesh, route_quality, self_calibrate
+from photonics.transients import ThermalDynamics, settle_time_s
 from tests.strategies import seeds
 
 
@@ -95,10 +97,17 @@ def _self_calibrate(chip: Chip) -> SelfCalibration:
 
 def test_self_calibrated_chip_routes_permutations_and_uncalibrated_does_not(tmp_path) -> None:
     chip = Chip(ChipSpec(n_ports=8, mesh="clements", seed=0))
-    found = _self_calibrate(chip)
+    # its neighbours' warmth of each MZI's other arm (-1.5 %) costs isolation: 18.3 dB without
+    # calibrating it, 27.0 dB with (as CAL:RUN does, the layout predicting 0.048 rad)
+    args = (chip.mesh, _measure(chip), chip.heater_voltage, chip.n_heaters, 10.0)
+    mesh_only = calibrate_mesh(*args).calibration
+    assert route_quality(chip, mesh_only)[1] < 20
+    cal = self_calibrate(
+        *args, positions_um=chip.heater_positions_um, other_arm_um=chip.other_arms_um
+    ).calibration
     K = chip.mesh.n_mzis
-    cal = found.calibration
-    assert np.allclose(cal.p_pi_mW[:K], chip.heaters.p_pi_mW[:K], rtol=1e-3)
+    # P_pi within 0.5 % (measured; 1e-5 with all crosstalk on the heated arm)
+    assert np.allclose(cal.p_pi_mW[:K], chip.heaters.p_pi_mW[:K], rtol=6e-3)
     assert cal.phase_fitted.tolist() == [True] * K + [False] * (chip.n_heaters - K)
     err, iso = route_quality(chip, cal)
     assert err < 0.5 and iso >= 25, (err, iso)
@@ -117,7 +126,12 @@ def test_self_calibration_stays_within_a_power_budget_below_all_heaters_at_full_
     chip = Chip(ChipSpec(n_ports=6, seed=4, power_budget_mW=1000.0))
     full = chip.heaters.power_mW(np.full(chip.n_heaters, chip.spec.max_current_mA)).sum()
     assert full > 1.9 * chip.spec.power_budget_mW  # one I-V sweep of every heater would trip it
-    err, iso = route_quality(chip, _self_calibrate(chip).calibration, trials=5)
+    args = (chip.mesh, _measure(chip), chip.heater_voltage, chip.n_heaters, 10.0)
+    # the crosstalk sweeps too (the chip refuses any reading above its budget)
+    found = self_calibrate(
+        *args, positions_um=chip.heater_positions_um, other_arm_um=chip.other_arms_um
+    )
+    err, iso = route_quality(chip, found.calibration, trials=5)
     assert err < 0.5 and iso >= 25, (err, iso)
 
 
@@ -133,7 +147,8 @@ def test_self_calibration_learns_every_heater(mesh) -> None:
 
 
 def test_crosstalk_compensation_improves_routing_on_a_dense_mesh() -> None:
-    dense = ChipSpec(n_ports=6, seed=2, pitch_x_um=60.0, pitch_y_um=20.0)
+    # the earlier model, all crosstalk on the heated arm (tests/photonics/test_crosstalk.py: both)
+    dense = ChipSpec(n_ports=6, seed=2, pitch_x_um=60.0, pitch_y_um=20.0, both_arms=False)
     chip = Chip(dense)
     args = (chip.mesh, _measure(chip), chip.heater_voltage, chip.n_heaters, dense.max_current_mA)
     before = self_calibrate(*args).calibration
@@ -171,3 +186,18 @@ def test_output_rings_filter_the_photodiodes_and_their_tuning_is_fitted() -> Non
     off = chip.detect(np.zeros(chip.n_heaters), np.ones(n) / 2, wavelength_nm=fit.lambda0_nm + 0.9)
     on = chip.detect(np.zeros(chip.n_heaters), np.ones(n) / 2, wavelength_nm=fit.lambda0_nm)
     assert off[j] < 0.05 * on[j]
+
+
+def test_an_integrated_ring_heater_brings_its_own_time_constant() -> None:
+    # a doped heater in the resonator settles in 2.2 us, not the TiN heaters' 5.6 us
+    ring = RingThermal.integrated()
+    chip = Chip(ChipSpec(n_ports=4, output_rings=True, ring_thermal=ring))
+    rings = slice(2 * chip.mesh.n_mzis + chip.n_ports, None)
+    assert (ring.tau_s, RingThermal().tau_s) == (2.2e-6, 5.6e-6)
+    assert np.all(chip.heaters.tau_s[rings] == ring.tau_s)
+    assert np.all(chip.heaters.tau_s[: rings.start] == RingThermal().tau_s)
+    # a step of one ring heater alone settles (to 1e-3) in its own 2.2 us x ln(1000)
+    step = np.zeros(chip.n_heaters)
+    step[rings.start] = np.pi
+    settle = settle_time_s(step, chip.heaters.tau_s, None, ThermalDynamics(), 1e-3 * np.pi)
+    assert settle == pytest.approx(2.2e-6 * np.log(1e3), rel=1e-3)

@@ -3,7 +3,9 @@
 import numpy as np
 
 from photonics.chip import Chip, ChipSpec
-from photonics.selfcal import route_quality, self_calibrate
+from photonics.fits import fit_crosstalk_model
+from photonics.selfcal import calibrate_crosstalk, calibrate_mesh, route_quality, self_calibrate
+from photonics.thermal import HeaterLayout, differential_crosstalk
 
 
 def test_crosstalk_on_both_arms_is_learnt_and_compensated_on_a_dense_mesh() -> None:
@@ -28,3 +30,49 @@ def test_crosstalk_on_both_arms_is_learnt_and_compensated_on_a_dense_mesh() -> N
     _, iso_both = route_quality(chip, both)
     print(f"dense, both arms: {iso_blind:.1f} dB -> {iso_both:.1f} dB")
     assert iso_both > 19.0 and iso_both > iso_blind + 8
+
+
+def test_the_law_is_fitted_with_the_cutoff_it_is_applied_with() -> None:
+    # the default chip's near pairs are all 120 um apart, their other arms 60 or 180 um away:
+    # beyond the 120 um cutoff the fitted law sees nothing at 180 um, in the fit as in use
+    chip = Chip(ChipSpec(both_arms=True))
+    n = chip.mesh.n_mzis
+    true = chip.crosstalk.toarray()[:n, :n]
+    pos, other = chip.heater_positions_um[:n], chip.other_arms_um
+    distance = np.linalg.norm(pos[:, None] - pos[None], axis=-1)
+    d_other = np.linalg.norm(other[:, None] - pos[None], axis=-1)
+    near = (distance <= 120.0) & ~np.eye(n, dtype=bool)
+    assert set(np.unique(d_other[near])) == {60.0, 180.0}
+    law = fit_crosstalk_model(distance[near], true[near], 120.0, d_other[near])
+    fitted = differential_crosstalk(HeaterLayout(pos, other), law).toarray()
+    assert np.abs(fitted - true).max() < 1e-4 * np.abs(true).max() + 1e-9
+
+
+def test_a_few_pairs_of_each_configuration_fix_the_law() -> None:
+    # the default chip's 40 near pairs have two configurations (other arm 60 or 180 um away):
+    # three pairs of each give the same law from a sixth of the readings
+    chip = Chip(ChipSpec(seed=1))
+    n, rng = chip.mesh.n_mzis, np.random.default_rng(5)
+    readings = [0]
+
+    def measure(current: np.ndarray, port: int) -> np.ndarray:
+        readings[0] += len(current)
+        return chip.detect(current, np.eye(chip.n_ports)[port], rng)
+
+    first = calibrate_mesh(chip.mesh, measure, chip.heater_voltage, chip.n_heaters, 10.0)
+    true, used, found = chip.crosstalk.toarray()[:n, :n], [], []
+    for per_configuration in (None, 3):
+        readings[0] = 0
+        cal = calibrate_crosstalk(
+            chip.mesh,
+            measure,
+            first.calibration,
+            chip.heater_positions_um,
+            10.0,
+            other_arm_um=chip.other_arms_um,
+            pairs_per_configuration=per_configuration,
+        )
+        used.append(readings[0])
+        found.append(np.abs(cal.crosstalk[:n, :n] - true).max())
+    assert used[1] < used[0] / 5
+    assert max(found) < 0.05 * np.abs(true).max()
