@@ -271,6 +271,25 @@ def splitter_errors_for_extinction(extinction_db: ArrayLike, direction: ArrayLik
     return unit * scale
 
 
+def state_extinction_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:
+    """Extinction of each state, dB, shape ``(2, ...)`` [bar, cross]: the power a cell set to
+    bar (``theta = 0``) or cross (``theta = pi/2``) passes on its path over the power it leaks
+    into its other output port.
+
+    Bar passes ``(t1 t2 + s1 s2)^2`` and leaks ``(t1 s2 - s1 t2)^2``; cross passes
+    ``(t1 s2 + s1 t2)^2`` and leaks ``(t1 t2 - s1 s2)^2``. To first order in the splitter
+    errors the bar leak's amplitude is ``|e_out - e_in|``, the cross leak's ``|e_in + e_out|``:
+    the two states differ. Ideal couplers give ``inf``.
+    """
+    k1 = 0.5 + finite("splitter_error_in", splitter_error_in)
+    k2 = 0.5 + finite("splitter_error_out", splitter_error_out)
+    t1, s1, t2, s2 = np.sqrt(1 - k1), np.sqrt(k1), np.sqrt(1 - k2), np.sqrt(k2)
+    with np.errstate(divide="ignore"):
+        bar = 20 * np.log10((t1 * t2 + s1 * s2) / np.abs(t1 * s2 - s1 * t2))
+        cross = 20 * np.log10((t1 * s2 + s1 * t2) / np.abs(t1 * t2 - s1 * s2))
+    return np.stack(np.broadcast_arrays(bar, cross))
+
+
 def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:
     """Worst-port extinction ratio, dB: max over theta / min over theta of one output's power.
 

@@ -115,7 +115,8 @@ def test_bad_requests_are_refused(call, words) -> None:
     [
         ({"cell_loss_db": -1.0}, "losses must be >= 0"),
         ({"extinction_db": 0.0}, "extinction_db must be > 0"),
-        ({"extinction_db": [30.0, 40.0]}, "broadcast"),
+        ({"extinction_db": [30.0, 40.0]}, r"a scalar, \(49,\) or \(2, 49\) \[BAR, CROSS\]"),
+        ({"extinction_db": np.full((3, 42), 30.0)}, "got shape"),
         ({"extinction_db": np.nan}, "finite"),
         ({"max_iterations": 0}, "max_iterations must be >= 1"),
         ({"isolation_target_db": np.inf}, "isolation_target_db must be finite"),
