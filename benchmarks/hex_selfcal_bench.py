@@ -60,8 +60,11 @@ def measured_isolation(
     for path in result.paths:
         a, b = (index[p] for p in path.ports)
         for src, dst in ((a, b), (b, a)):
-            leak = max(P[dst, x] for x in lit if x != src)
-            out.append((float(10 * np.log10(P[dst, src] / leak)), path.isolation_db))
+            # light dst itself sends and gets back is return loss, not another port's
+            # crosstalk (as in routing.verify)
+            leak = max((P[dst, x] for x in lit if x not in (src, dst)), default=0.0)
+            measured = 10 * np.log10(P[dst, src] / leak) if leak > 0 else np.inf
+            out.append((float(measured), path.isolation_db))
     return out
 
 
