@@ -345,6 +345,20 @@ def test_a_cover_with_an_isolation_requirement_keeps_it_in_every_matching() -> N
         all_to_all_cover(router, ends, isolation_db=float("nan"))
 
 
+def test_a_cover_adds_left_out_pairs_to_its_matchings_before_packing_new_ones() -> None:
+    mesh, ends = hexagonal_switch(16)
+    router = Router(mesh)
+    cover = all_to_all_cover(router, ends, attempts=1, isolation_db=25.5)
+    rounds = cover.size - int(cover.note.split(" took ")[1].split()[0])
+    assert rounds == 15  # the circle method's matchings, then the packed ones
+    for extra in cover.matchings[rounds:]:
+        for pair in extra.pairs:
+            for m in cover.matchings[:rounds]:
+                if not {*pair} & {e for q in m.pairs for e in q}:  # it could have joined m
+                    grown = router.route(requests_for(Matching([*m.pairs, pair], 16), ends))
+                    assert not grown.ok or grown.isolation_db < 25.5
+
+
 def test_a_path_above_the_loss_limit_fails_naming_its_loss_and_the_limit() -> None:
     mesh, ends = switch_32()
     pair = [(ends[0], ends[16])]  # west to east: about 20 cells
