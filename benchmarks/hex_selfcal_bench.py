@@ -10,10 +10,16 @@ emulated chip is part of it), a router that leaves its dead cells out, then
 - the optimal all-to-all cover (``all_to_all_cover`` defaults: 31 matchings) measured with the
   self-calibration and with the factory calibration: worst port isolation of each
   (``hex_selfcal_isolation_db``, ``hex_factory_isolation_db``);
-- the cover asking every matching for ``COVER_ISOLATION_DB`` predicted, measured with the
+- the cover asking every matching for ``COVER_ISOLATION_DB`` predicted (25 dB plus the
+  prediction's margin), routed on the calibration's per-state extinctions (the chip's true
+  ones when the calibration has none) with ``COVER_BUDGET``, measured with the
   self-calibration: its size (``cover_25db_measured_size``), worst measured isolation
-  (``cover_25db_measured_worst_db``), how many matchings measure below 25 dB, and the worst
-  measured minus predicted isolation of any path (``prediction_error_db_max``).
+  (``cover_25db_measured_worst_db``), how many matchings measure below 25 dB, the worst and
+  the median measured minus predicted isolation of any path (``prediction_error_db_max``,
+  ``prediction_error_db_median``) and the worst return loss (``cover_25db_return_loss_db``).
+
+``--cache DIR`` (``bench_router.py``; here the second argument) loads the self-calibrations
+from ``DIR/seedN.npz`` instead of running them; ``hex_selfcal_s`` is then the cached run's.
 
 Isolation of a circuit ``src -> out``: its power over the strongest other input of the matching
 reaching ``out`` (all endpoints of the matching lit one at a time, the field solve of the chip).
@@ -21,6 +27,7 @@ reaching ``out`` (all endpoints of the matching lit one at a time, the field sol
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any
@@ -31,15 +38,25 @@ from photonics.calibration import Calibration
 from photonics.covers import all_to_all_cover
 from photonics.hex_selfcal import calibrate_recirculating
 from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.routing import Router, RouteResult
+from photonics.mzi import state_extinction_db
+from photonics.routing import (
+    DEFAULT_EXTINCTION_DB,
+    ISOLATION_BUDGET,
+    PREDICTION_MARGIN_DB,
+    Router,
+    RouteResult,
+)
 from photonics.selfcal import CellDrive
 from photonics.switch_geometry import switch_32
 
-#: Predicted isolation asked of every matching of the isolation cover, dB: 25 plus a margin
-#: for second-order leaks.
-COVER_ISOLATION_DB = 25.5
 #: The measured goal, dB.
 GOAL_DB = 25.0
+#: Predicted isolation asked of every matching of the isolation cover, dB: the goal plus the
+#: prediction's stated margin.
+COVER_ISOLATION_DB = GOAL_DB + PREDICTION_MARGIN_DB
+#: Isolation-aware routing budget of the cover's router (cells searched): ten times the
+#: default, since a cover is planned once (0.1-0.5 s a matching instead of 15 ms).
+COVER_BUDGET = 10 * ISOLATION_BUDGET
 
 
 def _log(msg: str) -> None:
@@ -60,8 +77,11 @@ def measured_isolation(
     for path in result.paths:
         a, b = (index[p] for p in path.ports)
         for src, dst in ((a, b), (b, a)):
-            leak = max(P[dst, x] for x in lit if x != src)
-            out.append((float(10 * np.log10(P[dst, src] / leak)), path.isolation_db))
+            # light dst itself sends and gets back is return loss, not another port's
+            # crosstalk (as in routing.verify)
+            leak = max((P[dst, x] for x in lit if x not in (src, dst)), default=0.0)
+            measured = 10 * np.log10(P[dst, src] / leak) if leak > 0 else np.inf
+            out.append((float(measured), path.isolation_db))
     return out
 
 
@@ -70,54 +90,118 @@ def _worst(chip: MeshChip, cal: Calibration, results: tuple[RouteResult, ...]) -
     return [min(m for m, _ in measured_isolation(chip, drive, r)) for r in results]
 
 
-def chip_row(seed: int) -> dict[str, Any]:
-    """The figures of one chip (``MeshChipSpec(seed=seed)``), its (measured, predicted) pairs
-    under ``"pairs"``."""
-    mesh, ends = switch_32()
-    chip = MeshChip(mesh, ends, MeshChipSpec(seed=seed))
+def _calibrate(
+    chip: MeshChip, cache: str | None
+) -> tuple[Calibration, np.ndarray | None, tuple[int, ...], float, int]:
+    """(calibration, per-state extinction (2, n_cells) or None, dead cells, seconds, readings)
+    of ``chip``: from ``cache`` (``seedN.npz`` as written by the hexagonal self-calibration's
+    cache script) when it holds this chip, else by running the self-calibration."""
+    seed = chip.spec.seed
+    path = os.path.join(cache, f"seed{seed}.npz") if cache else None
+    if path and os.path.exists(path):
+        d = np.load(path)
+        if list(d["endpoints"]) != list(chip.endpoints):
+            raise SystemExit(f"{path} calibrates other endpoints than switch_32's")
+        cal = Calibration(
+            chip_id=f"cache-seed{seed}",
+            created="2026-01-01T00:00:00+00:00",
+            p_pi_mW=d["p_pi_mW"],
+            bias_rad=d["bias_rad"],
+            a_ohm_per_mA2=d["a_ohm_per_mA2"],
+            c_ohm=d["c_ohm"],
+            phase_fitted=d["phase_fitted"],
+        )
+        dead = tuple(int(c) for c in d["dead"])
+        return cal, d["extinction_db"], dead, float(d["selfcal_s"]), int(d["readings"])
     rng = np.random.default_rng(seed)
 
     def measure(currents: np.ndarray, port: int) -> np.ndarray:
         return chip.detect(currents, np.eye(chip.n_ports)[port], rng=rng)
 
-    _log(f"  chip {seed}: self-calibration")
     t0 = time.perf_counter()
     found = calibrate_recirculating(
-        mesh, ends, measure, chip.heater_voltage, chip.n_heaters, chip.spec.max_current_mA
+        chip.mesh,
+        chip.endpoints,
+        measure,
+        chip.heater_voltage,
+        chip.n_heaters,
+        chip.spec.max_current_mA,
     )
     seconds = time.perf_counter() - t0
+    ext = np.asarray(found.extinction_db)
+    per_state = ext if ext.shape == (2, chip.n_cells) else None
+    return found.calibration, per_state, found.dead, seconds, found.measurements
+
+
+def chip_row(seed: int, cache: str | None = None) -> dict[str, Any]:
+    """The figures of one chip (``MeshChipSpec(seed=seed)``), its (measured, predicted) pairs
+    under ``"pairs"``; the self-calibration from ``cache`` when it holds it (see
+    :func:`_calibrate`)."""
+    mesh, ends = switch_32()
+    chip = MeshChip(mesh, ends, MeshChipSpec(seed=seed))
+    _log(f"  chip {seed}: self-calibration")
+    cal, extinction, dead, seconds, readings = _calibrate(chip, cache)
+    source = "self-calibration"
+    if extinction is None:  # a calibration without per-state figures: the chip's true ones
+        imp, source = chip.imperfections, "true (the calibration has none per state)"
+        extinction = state_extinction_db(imp.splitter_error_in, imp.splitter_error_out)
     # an endpoint's own cell the calibration could not fit would take the endpoint out of the
     # switch: the bench routes through it on its estimate instead, and counts it
     ends_cells = set((mesh.edge_ports[ends] // 4).tolist())
-    router = Router(mesh, [c for c in found.dead if c not in ends_cells])
-    plain = all_to_all_cover(router, ends)
+    usable = [c for c in dead if c not in ends_cells]
+    plain = all_to_all_cover(Router(mesh, usable), ends)
     factory = chip.factory_calibration()
-    _log(f"  chip {seed}: {len(found.dead)} dead cells, {seconds:.0f} s; covers")
+    _log(f"  chip {seed}: {len(dead)} dead cells, {seconds:.0f} s; covers")
+    # a dead cell has no figure (NaN): only an endpoint's is used, at the default
+    router = Router(
+        mesh,
+        usable,
+        extinction_db=np.nan_to_num(extinction, nan=DEFAULT_EXTINCTION_DB),
+        isolation_target_db=COVER_ISOLATION_DB,
+        isolation_budget=COVER_BUDGET,
+    )
     iso = all_to_all_cover(router, ends, 1, COVER_ISOLATION_DB)
-    drive = CellDrive.of(found.calibration, chip.n_cells)
-    pairs = [p for r in iso.results for p in measured_isolation(chip, drive, r)]
-    worst_each = [min(m for m, _ in measured_isolation(chip, drive, r)) for r in iso.results]
+    drive = CellDrive.of(cal, chip.n_cells)
+    each = [measured_isolation(chip, drive, r) for r in iso.results]
+    pairs = [p for m in each for p in m]
+    worst_each = [min(m for m, _ in m) for m in each]
+    errors = [m - p for m, p in pairs if np.isfinite(p)]
     row = {
         "seed": seed,
         "selfcal_s": seconds,
-        "dead_cells": len(found.dead),
-        "dead_endpoint_cells": len(ends_cells & set(found.dead)),
-        "readings": found.measurements,
+        "from_cache": bool(cache and os.path.exists(os.path.join(cache, f"seed{seed}.npz"))),
+        "extinction": source,
+        "dead_cells": len(dead),
+        "dead_endpoint_cells": len(ends_cells & set(dead)),
+        "readings": readings,
         "plain_cover_size": plain.size,
-        "selfcal_isolation_db": min(_worst(chip, found.calibration, plain.results)),
+        "selfcal_isolation_db": min(_worst(chip, cal, plain.results)),
         "factory_isolation_db": min(_worst(chip, factory, plain.results)),
         "cover_25db_size": iso.size,
         "cover_25db_worst_db": min(worst_each),
         "cover_25db_below_goal": int(sum(w < GOAL_DB for w in worst_each)),
-        "prediction_error_db_min": min(m - p for m, p in pairs if np.isfinite(p)),
+        "cover_25db_return_loss_db": min(return_loss_db(chip, drive, r) for r in iso.results),
+        "prediction_error_db_min": min(errors),
+        "prediction_error_db_median": float(np.median(errors)),
     }
     _log(f"  chip {seed}: {row}")
     return row | {"pairs": pairs}
 
 
-def bench_selfcal(seeds: int) -> dict[str, Any]:
+def return_loss_db(chip: MeshChip, drive: CellDrive, result: RouteResult) -> float:
+    """Worst return loss of a routed matching's endpoints on ``chip``, dB: the light an
+    endpoint sends and gets back."""
+    index = {p: i for i, p in enumerate(chip.endpoints)}
+    current = np.zeros(chip.n_heaters)
+    current[: chip.n_cells] = drive.currents(result.theta())
+    P = np.abs(chip.transfer(current)) ** 2
+    back = max(P[index[p], index[p]] for path in result.paths for p in path.ports)
+    return float(-10 * np.log10(back))
+
+
+def bench_selfcal(seeds: int, cache: str | None = None) -> dict[str, Any]:
     """The figures of the module docstring over chips 0 .. seeds - 1."""
-    return combine([chip_row(seed) for seed in range(seeds)])
+    return combine([chip_row(seed, cache) for seed in range(seeds)])
 
 
 def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -130,6 +214,10 @@ def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "cover_25db_measured_worst_db": min(r["cover_25db_worst_db"] for r in rows),
         "cover_25db_measured_below_goal": sum(r["cover_25db_below_goal"] for r in rows),
         "prediction_error_db_max": min(r["prediction_error_db_min"] for r in rows),
+        "prediction_error_db_median": float(
+            np.median([r["prediction_error_db_median"] for r in rows])
+        ),
+        "cover_25db_return_loss_db": min(r["cover_25db_return_loss_db"] for r in rows),
         "hex_selfcal_chips": [{k: v for k, v in r.items() if k != "pairs"} for r in rows],
         "isolation_pairs": [r["pairs"] for r in rows],
     }
@@ -164,13 +252,13 @@ def plot_isolation(pairs: list[list[tuple[float, float]]], path: str) -> None:
     finite = [p for chip in pairs for _, p in chip if np.isfinite(p)]
     lo, hi = 15.0, max(finite, default=60.0) + 2
     for seed, chip in enumerate(pairs):
-        m, p = np.array([(m, min(p, hi)) for m, p in chip]).T
+        m, p = np.array([(min(m, hi + 10), min(p, hi)) for m, p in chip]).T
         ax.scatter(p, m, s=6, alpha=0.5, label=f"chip {seed}")
     ax.plot([lo, hi], [lo, hi], "k-", lw=0.8, label="measured = predicted")
     ax.plot([lo, hi], [lo - 1, hi - 1], "k:", lw=0.8, label="1 dB below")
     ax.axhline(GOAL_DB, color="r", lw=0.8, label=f"{GOAL_DB:g} dB")
     ax.set_xlabel("predicted isolation, dB (router; no shared cell: top edge)")
-    ax.set_ylabel("measured isolation, dB (self-calibrated chip)")
+    ax.set_ylabel("measured isolation, dB (self-calibrated chip; clipped at the top)")
     ax.set_title(f"32-endpoint covers at >= {COVER_ISOLATION_DB} dB predicted")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -178,7 +266,7 @@ def plot_isolation(pairs: list[list[tuple[float, float]]], path: str) -> None:
     plt.close(fig)
 
 
-if __name__ == "__main__":  # one chip, for runs in parallel: python hex_selfcal_bench.py SEED
+if __name__ == "__main__":  # one chip: python hex_selfcal_bench.py SEED [CACHE_DIR]
     import json
 
-    print(json.dumps(chip_row(int(sys.argv[1]))))
+    print(json.dumps(chip_row(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)))

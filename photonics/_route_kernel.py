@@ -149,7 +149,7 @@ def _leaks(hops, lengths, extinction_db, step_db, both_ways):
     relative to the victim's own signal; ``leak[victim, source]`` sums the amplitudes (leaks
     from one input into one output add in amplitude: in a mesh of equal unit lengths their
     phases need not differ)."""
-    n_pairs, n_cells = lengths.shape[0], extinction_db.shape[0]
+    n_pairs, n_cells = lengths.shape[0], extinction_db.shape[1]
     cell = np.empty(4 * n_cells, np.int64)
     victim, source = np.empty_like(cell), np.empty_like(cell)
     amp = np.empty(4 * n_cells)
@@ -171,7 +171,8 @@ def _leaks(hops, lengths, extinction_db, step_db, both_ways):
         # shared by two paths, one arm pair each, in one state
         if q < 0 or p == q or crowded[c]:
             continue
-        if _state_at(hops, p, where[c, 0]) != _state_at(hops, q, where[c, 1]):
+        state = _state_at(hops, p, where[c, 0])
+        if state != _state_at(hops, q, where[c, 1]):
             continue
         for j in range(2):
             v, iv, a, ia = who[c, j], where[c, j], who[c, 1 - j], where[c, 1 - j]
@@ -184,7 +185,7 @@ def _leaks(hops, lengths, extinction_db, step_db, both_ways):
                     continue  # back towards the victim's input: no output sees it
                 ahead = iv if dv == 0 else lengths[v] - 1 - iv
                 behind = ia if da == 0 else lengths[a] - 1 - ia
-                iso = extinction_db[c] - (ahead - behind) * step_db
+                iso = extinction_db[state, c] - (ahead - behind) * step_db
                 cell[count], victim[count], source[count] = c, 2 * v + dv, 2 * a + da
                 amp[count] = 10.0 ** (-iso / 20.0)
                 count += 1
@@ -199,9 +200,10 @@ def isolation_db(hops, lengths, extinction_db, step_db, both_ways):
     """Each path's isolation, dB, to first order: the light other paths leak into it through
     the cells they share with it (each path on one arm pair; inf when it shares no cell).
 
-    At a shared cell ``c``, light of path q leaks into path p with the cell's extinction
-    ``extinction_db[c]``; relative to p's own signal it has lost ``step_db`` per cell less if q
-    reached ``c`` through fewer cells than p did. The leak runs on along p in the direction
+    At a shared cell ``c``, light of path q leaks into path p with the extinction of the
+    state both set it to, ``extinction_db[state, c]`` (shape (2, n_cells): [BAR, CROSS]);
+    relative to p's own signal it has lost ``step_db`` per cell less if q reached ``c``
+    through fewer cells than p did. The leak runs on along p in the direction
     q's light crosses the cell. Leaks from one input into one output add in amplitude (in a
     mesh of equal unit lengths their phases need not differ); the worst input counts. With
     ``both_ways`` every path end is an input and an output (matchings); otherwise light runs

@@ -54,8 +54,9 @@ def all_to_all_cover(
     """Fewest routable matchings (as found) joining every pair of ``endpoints`` (edge ports).
 
     Tries the circle method's ``n - 1`` perfect matchings (the optimum) under ``attempts``
-    relabelings and keeps the relabeling that leaves fewest pairs out; the pairs left out are
-    then packed greedily into further matchings, each split until it routes.
+    relabelings and keeps the relabeling that leaves fewest pairs out; each pair left out is
+    then added to the first of those matchings where both its endpoints are free and it still
+    routes (fits), and the rest are packed greedily into further matchings.
 
     ``isolation_db`` (dB; None: any): a matching counts only when its predicted worst isolation
     (:attr:`RouteResult.isolation_db`) reaches it. A round that routes but falls short drops
@@ -100,6 +101,7 @@ def all_to_all_cover(
     if progress is not None:
         progress("all-to-all cover: circle-method rounds", rounds, rounds)
     good, left, short = best
+    left = _fill(router, endpoints, good, left, n, fits)
     extra, unroutable = _pack(router, endpoints, left, n, fits, progress)
     why = "did not route" if isolation_db is None else f"did not route at >= {isolation_db} dB"
     note = (
@@ -112,6 +114,25 @@ def all_to_all_cover(
         note += f"; {len(unroutable)} pairs cannot be routed even alone"
     chosen = good + extra
     return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note, tuple(unroutable))
+
+
+def _fill(router: Router, endpoints: Sequence[int], good: list, pairs: list, n: int, fits) -> list:
+    """Add each of ``pairs`` to the first matching of ``good`` (a list of (Matching,
+    RouteResult), updated in place) that leaves both its endpoints free and still ``fits`` with
+    it; returns the pairs that went nowhere."""
+    left = []
+    for pair in pairs:
+        for i, (m, _) in enumerate(good):
+            if {*pair} & {e for q in m.pairs for e in q}:
+                continue
+            grown = Matching([*m.pairs, pair], n)
+            trial = router.route(requests_for(grown, endpoints))
+            if fits(trial):
+                good[i] = (grown, trial)
+                break
+        else:
+            left.append(pair)
+    return left
 
 
 def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int, fits, progress):

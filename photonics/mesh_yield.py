@@ -44,6 +44,7 @@ def run_mesh_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     from photonics.mesh_chip import MeshChip
     from photonics.routing import Router, requests_for
     from photonics.selfcal import CellDrive
+    from photonics.switch import MeshFabric
     from photonics.switch_geometry import hexagonal_switch
 
     chip_seed, rng = chip_seeds(study, index)
@@ -65,7 +66,9 @@ def run_mesh_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     row["readings"] = int(found.measurements)
     if set(found.dead) & set((mesh.edge_ports[ends] // 4).tolist()):
         return row  # an endpoint's own cell could not be fitted: the port is lost
-    router = Router(mesh, found.dead)
+    # as the firmware after CAL:RUN: dead cells left out, the measured extinctions predicted with
+    ext = found.calibration.extinction_db
+    router = MeshFabric(Router(mesh), ends).with_dead_cells(found.dead, ext).router
     if study.matchings:
         results = [router.route(requests_for(m, ends)) for m in study.workload_matchings()]
         complete = all(r.ok for r in results)

@@ -287,7 +287,7 @@ def state_extinction_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayL
     with np.errstate(divide="ignore"):
         bar = 20 * np.log10((t1 * s2 + s1 * t2) / np.abs(t1 * s2 - s1 * t2))
         cross = 20 * np.log10((t1 * t2 + s1 * s2) / np.abs(t1 * t2 - s1 * s2))
-    return np.stack([bar, cross])
+    return np.stack(np.broadcast_arrays(bar, cross))
 
 
 def extinction_ratio_db(splitter_error_in: ArrayLike, splitter_error_out: ArrayLike) -> np.ndarray:

@@ -266,14 +266,12 @@ class MeshFabric:
         """This fabric with its router leaving ``dead_cells`` out (e.g. the cells a
         calibration could not fit) and, given ``extinction_db`` (a calibration's per-state
         figures, dB, ``(2, n_cells)`` [bar, cross], NaN for a state without one), predicting
-        isolation with each cell's lowest figure (the router's own in place of a NaN); its
-        other settings kept."""
+        isolation with them (the router's own figure in place of a NaN); its other settings
+        kept."""
         r = self.router
         ext = r.extinction_db
         if extinction_db is not None:
-            # a cell's worse state bounds both: the router takes one figure per cell
-            states = np.asarray(extinction_db, dtype=float)
-            ext = np.where(np.isnan(states), ext[None], states).min(axis=0)
+            ext = np.where(np.isnan(extinction_db), ext, extinction_db)
         router = Router(
             r.mesh,
             dead_cells,

@@ -76,9 +76,9 @@ def test_the_router_predicts_isolation_from_the_measured_extinction(calibrated) 
     np.testing.assert_array_equal(stored.extinction_db, ext)
     live = c.calibration.phase_fitted[:n]
     assert np.isnan(ext[:, ~live]).all() and (ext[:, live] > 0).all()
-    # the router takes each cell's worse state until it predicts per state
-    np.testing.assert_array_equal(c.fabric.router.extinction_db[live], ext[:, live].min(axis=0))
-    assert not np.all(c.fabric.router.extinction_db[live] == DEFAULT_EXTINCTION_DB)
+    # the router predicts with each cell's figure in the state its paths set
+    np.testing.assert_array_equal(c.fabric.router.extinction_db[:, live], ext[:, live])
+    assert not np.all(c.fabric.router.extinction_db[:, live] == DEFAULT_EXTINCTION_DB)
 
 
 def test_a_calibration_without_extinction_routes_on_the_typical_figure(calibrated) -> None:
@@ -90,7 +90,5 @@ def test_a_calibration_without_extinction_routes_on_the_typical_figure(calibrate
         assert np.all(c.fabric.router.extinction_db == DEFAULT_EXTINCTION_DB)
     finally:
         c.use_calibration(cal, stored=False)
-    assert np.array_equal(
-        c.fabric.router.extinction_db[cal.phase_fitted[: c.fabric.n_cells]],
-        cal.extinction_db[:, cal.phase_fitted[: c.fabric.n_cells]].min(axis=0),
-    )
+    live = cal.phase_fitted[: c.fabric.n_cells]
+    assert np.array_equal(c.fabric.router.extinction_db[:, live], cal.extinction_db[:, live])

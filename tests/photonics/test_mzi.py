@@ -88,6 +88,20 @@ def test_imperfect_mzi_is_passive(theta, phi, e1, e2, loss_bar, loss_cross) -> N
 
 
 @given(errors, errors)
+def test_each_state_leaks_as_its_extinction_says(e1: float, e2: float) -> None:
+    M = imperfect_transfer(np.array([0.0, np.pi / 2]), 0.0, MZIImperfections(e1, e2))
+    bar, cross = np.abs(M[0]) ** 2, np.abs(M[1]) ** 2  # [out, in]
+    leak = 10 ** (-state_extinction_db(e1, e2) / 10)  # leaked over passed power
+    assert np.isclose(bar[1, 0], leak[0] * bar[0, 0], rtol=1e-6, atol=1e-15)
+    assert np.isclose(cross[0, 0], leak[1] * cross[1, 0], rtol=1e-6, atol=1e-15)
+
+
+def test_opposite_coupler_errors_leak_in_bar_only() -> None:
+    bar, cross = state_extinction_db(0.01, -0.01)
+    assert bar < 35 < 60 < cross
+
+
+@given(errors, errors)
 def test_extinction_follows_from_splitter_error(e1: float, e2: float) -> None:
     theta = np.linspace(0, np.pi, 40001)
     M = imperfect_transfer(theta, 0.0, MZIImperfections(e1, e2))

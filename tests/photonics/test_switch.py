@@ -186,12 +186,10 @@ def test_a_mesh_fabric_routes_on_a_calibrations_per_state_extinction() -> None:
     fabric = six_by_six()
     n = fabric.n_cells
     ext = np.vstack([np.linspace(26.0, 44.0, n), np.full(n, 33.0)])
-    ext[0, 0] = np.nan  # no bar figure: the cross one or the router's own, whichever is lower
+    ext[0, 0] = np.nan  # no bar figure: the router's own for bar, the measured one for cross
     ext[:, 1] = np.nan  # a dead cell's: the router's own
-    ext[1, 2] = 40.0
-    ext[0, 2] = np.nan
     routed = fabric.with_dead_cells([1], ext).router
     assert routed.dead[1] and routed.dead.sum() == 1
-    expected = np.minimum(ext[0], ext[1])
-    expected[:3] = [33.0, fabric.router.extinction_db[1], min(40.0, DEFAULT_EXTINCTION_DB)]
+    expected = ext.copy()
+    expected[0, 0] = expected[:, 1] = DEFAULT_EXTINCTION_DB
     np.testing.assert_array_equal(routed.extinction_db, expected)
