@@ -91,9 +91,13 @@ def test_imperfect_mzi_is_passive(theta, phi, e1, e2, loss_bar, loss_cross) -> N
 def test_each_state_leaks_as_its_extinction_says(e1: float, e2: float) -> None:
     M = imperfect_transfer(np.array([0.0, np.pi / 2]), 0.0, MZIImperfections(e1, e2))
     bar, cross = np.abs(M[0]) ** 2, np.abs(M[1]) ** 2  # [out, in]
-    leak = 10 ** (-state_extinction_db(e1, e2) / 10)  # leaked over passed power
-    assert np.isclose(bar[1, 0], leak[0] * bar[0, 0], rtol=1e-6, atol=1e-15)
-    assert np.isclose(cross[0, 0], leak[1] * cross[1, 0], rtol=1e-6, atol=1e-15)
+    # the figure is the leak port's fringe (max over min): its bright side is the passed power
+    # to second order in the errors, so leaked over passed power within that order
+    leak = 10 ** (-state_extinction_db(e1, e2) / 10)
+    assert np.isclose(bar[1, 0], leak[0] * bar[0, 0], rtol=4 * (e1**2 + e2**2) + 1e-9, atol=1e-15)
+    assert np.isclose(
+        cross[0, 0], leak[1] * cross[1, 0], rtol=4 * (e1**2 + e2**2) + 1e-9, atol=1e-15
+    )
 
 
 def test_opposite_coupler_errors_leak_in_bar_only() -> None:
