@@ -285,7 +285,9 @@ def test_a_remote_client_verifies_a_route_on_the_switchs_own_detectors() -> None
             assert sw.powers([5], unit="dBm")[0] == pytest.approx(dbm[5], abs=0.01)
         with Bench(emulated.config()) as bench:  # the laser stays on input 0
             seen = bench.firmware.powers(unit="dBm")
-            assert seen[5] == pytest.approx(dbm[5], abs=0.05)
+            # seconds later in the bench's real time: the locked ring drifts with the chip's
+            # temperature untracked meanwhile (0.24 dB once on a loaded CI machine)
+            assert seen[5] == pytest.approx(dbm[5], abs=0.5)
             assert np.all(seen[5] - np.delete(seen, 5) > 20)
 
 
