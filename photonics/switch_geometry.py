@@ -64,10 +64,19 @@ def switch_6x6() -> tuple[WaveguideMesh, list[int], list[int]]:
     return mesh, [west[i] for i in (2, 3, 4, 5, 6, 7)], [east[i] for i in (0, 1, 3, 6, 8, 9)]
 
 
-def switch_32(per_side: int = 8, margin: float = 0.15) -> tuple[WaveguideMesh, list[int]]:
+#: Share of each side's ports left out at both ends by :func:`switch_32`'s endpoints: at 0.25
+#: the 32-endpoint all-to-all covers whose every matching measures >= 25 dB take 37-38
+#: matchings on sampled chips, at 0.15 up to 45 (docs/calibration-hex.md, "Endpoint
+#: placement"); 99 of 100 random perfect matchings route at either.
+SWITCH_32_MARGIN = 0.25
+
+
+def switch_32(
+    per_side: int = 8, margin: float = SWITCH_32_MARGIN
+) -> tuple[WaveguideMesh, list[int]]:
     """The PipSwitch-scale switch: :func:`mesh_9x9` (278 cells) and
     32 endpoint edge ports, ``per_side`` on each side (west, south, east, north), picked by
-    :func:`spread_endpoints`.
+    :func:`spread_endpoints` over the middle ``1 - 2 margin`` of each side.
     """
     mesh = mesh_9x9()
     return mesh, spread_endpoints(mesh, per_side, margin)
@@ -125,8 +134,9 @@ def spread_endpoints(
 
 #: Hexagonal switch sizes: (most endpoints, rows = cols of hexagons), measured as the smallest
 #: square mesh on which at least 99 % of random perfect matchings of the endpoints that
-#: :func:`spread_endpoints` picks route (100 draws each). Odd sizes do better than even ones
-#: here: an 8x8 mesh routes 2-23 % of the matchings of 25-32 endpoints, 7x7 93-97 %.
+#: :func:`spread_endpoints` picks route (100 draws each, margin 0.15; on the 9x9 mesh also at
+#: :data:`SWITCH_32_MARGIN`, which it uses). Odd sizes do better than even ones here: an 8x8
+#: mesh routes 2-23 % of the matchings of 25-32 endpoints, 7x7 93-97 %.
 HEXAGONAL_SWITCH_SIZES = ((7, 3), (9, 4), (15, 5), (19, 6), (23, 7), (24, 8), (32, 9))
 
 
@@ -136,21 +146,23 @@ def hexagonal_switch(ports: int) -> tuple[WaveguideMesh, list[int]]:
     The mesh is the smallest square honeycomb of :data:`HEXAGONAL_SWITCH_SIZES` for ``ports``
     (3x3 hexagons for 4-7 endpoints up to :func:`mesh_9x9` for 25-32);
     the endpoints are spread over the four sides by :func:`spread_endpoints`, ``ports // 4`` a
-    side and one more on the first ``ports % 4`` of (west, south, east, north).
-    ``hexagonal_switch(32)`` is :func:`switch_32`.
+    side and one more on the first ``ports % 4`` of (west, south, east, north), with
+    :func:`switch_32`'s margin on the 9x9 mesh. ``hexagonal_switch(32)`` is :func:`switch_32`.
     """
     if isinstance(ports, bool) or not isinstance(ports, int | np.integer) or not 4 <= ports <= 32:
         raise PortError(f"ports must be an integer in 4..32, got {ports!r}")
     size = next(s for most, s in HEXAGONAL_SWITCH_SIZES if ports <= most)
     mesh = hexagonal_mesh(size, size)
     base, extra = divmod(int(ports), 4)
-    return mesh, spread_endpoints(mesh, [base + (i < extra) for i in range(4)])
+    margin = SWITCH_32_MARGIN if size == MESH_9X9_ROWS else 0.15
+    return mesh, spread_endpoints(mesh, [base + (i < extra) for i in range(4)], margin)
 
 
 __all__ = [
     "HEXAGONAL_SWITCH_SIZES",
     "MESH_9X9_COLS",
     "MESH_9X9_ROWS",
+    "SWITCH_32_MARGIN",
     "SWITCH_6X6_COLS",
     "SWITCH_6X6_ROWS",
     "hexagonal_switch",
