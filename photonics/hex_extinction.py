@@ -23,6 +23,8 @@ DEFAULT_SIGMAS = 3.5
 #: Extinction assumed for a calibrated cell when the chip gave no clean reading at all, dB: the
 #: lowest published unit-cell figure (Perez-Lopez et al., Nat. Commun. 15, 1563 (2024)).
 NO_READING_DB = 32.0
+#: Extinction ratios are reported up to this value, dB (the photodiodes' floor).
+MAX_EXTINCTION_DB = 60.0
 
 
 def lit_hops(partner: np.ndarray, states: np.ndarray, start: int) -> list[tuple[int, int]] | None:

@@ -53,7 +53,14 @@ import numpy as np
 from photonics.calibration import Calibration
 from photonics.errors import FitError
 from photonics.fits import fit_fringe
-from photonics.hex_extinction import UNKNOWN, conservative, exit_of, leak_exits, lit_hops
+from photonics.hex_extinction import (
+    MAX_EXTINCTION_DB,
+    UNKNOWN,
+    conservative,
+    exit_of,
+    leak_exits,
+    lit_hops,
+)
 from photonics.hex_routes import CellMeasurement, RoutePlanner
 from photonics.progress import Progress
 from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances, full_scale_power_mW
@@ -71,8 +78,6 @@ BUDGET_SHARE = 0.98
 REFINED_RAD = 0.02
 #: Points of a re-measured cell's sweep over one period.
 REFINE_POINTS = 6
-#: Extinction ratios are reported up to this value, dB (the detectors' floor).
-MAX_EXTINCTION_DB = 60.0
 #: Readings of a cell's leak averaged for its extinction in one state.
 LEAK_READS = 4
 #: The leak taken as its mean reading plus this many standard errors of the detectors' noise,

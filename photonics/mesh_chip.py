@@ -27,12 +27,13 @@ index by :data:`THERMO_OPTIC_PER_K` per kelvin, as it moves the heaters' phases 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from photonics.calibration import Calibration
 from photonics.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
     EmulatedChip,
@@ -40,6 +41,7 @@ from photonics.emulated_chip import (
     check_conditions,
 )
 from photonics.errors import PortError, SettingsError
+from photonics.hex_extinction import MAX_EXTINCTION_DB
 from photonics.mesh_scattering import (
     DEFAULT_N_EFF,
     DEFAULT_N_G,
@@ -49,7 +51,7 @@ from photonics.mesh_scattering import (
     path_loss_db,
     unit_link_loss_db,
 )
-from photonics.mzi import from_arm_phases, imperfect_transfer
+from photonics.mzi import from_arm_phases, imperfect_transfer, state_extinction_db
 from photonics.routing import Path
 from photonics.waveguide_mesh import WaveguideMesh
 
@@ -115,6 +117,16 @@ class MeshChip(EmulatedChip):
     def heater_positions_um(self) -> np.ndarray:
         """(H, 2) heater centres, um: each cell's centre (its arms are microns apart)."""
         return self.mesh.cell_positions_um
+
+    def factory_calibration(self, chip_id: str | None = None) -> Calibration:
+        """The heaters' true parameters (:meth:`EmulatedChip.factory_calibration`) and each
+        cell's extinction in each state from its couplers (dB, ``(2, n_cells)`` [bar, cross],
+        :func:`~photonics.mzi.state_extinction_db`, capped at :data:`MAX_EXTINCTION_DB` as
+        photodiode readings are): what a production test measures, and the router uses."""
+        imp = self.imperfections
+        ext = state_extinction_db(imp.splitter_error_in, imp.splitter_error_out)
+        calibration = super().factory_calibration(chip_id)
+        return replace(calibration, extinction_db=np.minimum(ext, MAX_EXTINCTION_DB))
 
     def theta(
         self,

@@ -6,13 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from firmware.commands import Param
-from firmware.controller.core import Core
+from firmware.controller.core import Core, fabric_for
 from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
 from photonics.hex_selfcal import calibrate_recirculating
-from photonics.routing import DEFAULT_EXTINCTION_DB
 from photonics.selfcal import peak_power_mW, self_calibrate
 from photonics.switch import FeedForwardFabric, MeshFabric
 from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
@@ -181,13 +180,7 @@ class CalibrationCommands(Core):
         (``extinction_db``)."""
         with self.transaction():
             self.calibration, self.calibration_stored = cal, stored
-            if isinstance(self.fabric, MeshFabric):  # the cells it could not fit are dead
-                n = self.fabric.n_cells
-                ext = cal.extinction_db
-                if ext is None or ext.shape[1] != n:  # none measured: the typical figure
-                    ext = np.full((2, n), DEFAULT_EXTINCTION_DB)
-                dead = np.flatnonzero(~cal.phase_fitted[:n])
-                self.fabric = self.fabric.with_dead_cells(dead, ext)
+            self.fabric = fabric_for(self.fabric, cal)
             if self.plan is not None:
                 self.apply_plan(self.plan)
 

@@ -48,8 +48,9 @@ from firmware.store import Store, StoreError
 from photonics.calibration import Calibration
 from photonics.errors import MatchingError, PortError
 from photonics.matching import Matching
+from photonics.routing import DEFAULT_EXTINCTION_DB
 from photonics.selfcal import CellDrive
-from photonics.switch import Fabric, SwitchPlan
+from photonics.switch import Fabric, MeshFabric, SwitchPlan
 
 try:
     _VERSION = version("pswitch-photonics")
@@ -125,6 +126,19 @@ def flat(matching: Matching) -> list[int]:
     return [p for pair in matching.pairs for p in pair]
 
 
+def fabric_for(fabric: Fabric, cal: Calibration | None) -> Fabric:
+    """``fabric`` as ``cal`` describes the chip: a recirculating mesh's router leaves out the
+    cells ``cal`` did not fit (``phase_fitted`` False) and predicts isolation from its measured
+    extinction (``extinction_db``; without it, the typical figure); others unchanged."""
+    if cal is None or not isinstance(fabric, MeshFabric):
+        return fabric
+    n = fabric.n_cells
+    ext = cal.extinction_db
+    if ext is None or ext.shape[1] != n:
+        ext = np.full((2, n), DEFAULT_EXTINCTION_DB)
+    return fabric.with_dead_cells(np.flatnonzero(~cal.phase_fitted[:n]), ext)
+
+
 class Core:
     """The state and the machinery every subsystem uses (see the module docstring).
 
@@ -177,6 +191,7 @@ class Core:
         stored = None if store is None else store.read_calibration()
         self.calibration = calibration if stored is None else stored
         self.calibration_stored = stored is not None
+        self.fabric = fabric_for(self.fabric, self.calibration)
         self._cells_cal: tuple[Calibration, CellDrive] | None = None  # once per calibration
         self._reset_state()
         self.schedule: list[Step] = []

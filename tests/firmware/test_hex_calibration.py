@@ -92,3 +92,12 @@ def test_a_calibration_without_extinction_routes_on_the_typical_figure(calibrate
         c.use_calibration(cal, stored=False)
     live = cal.phase_fitted[: c.fabric.n_cells]
     assert np.array_equal(c.fabric.router.extinction_db[:, live], cal.extinction_db[:, live])
+
+
+def test_a_factory_calibrated_switch_routes_on_its_cells_extinction() -> None:
+    # the router predicts with the factory calibration's per-state figures, not a flat 35 dB
+    sw = Switch.emulated(ports=8, mesh="hexagonal", seed=5)
+    c = sw.transport.controller
+    expected = c.driver.chip.factory_calibration().extinction_db
+    np.testing.assert_array_equal(c.fabric.router.extinction_db, expected)
+    assert expected.min() < DEFAULT_EXTINCTION_DB - 5

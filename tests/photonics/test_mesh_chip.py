@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from photonics import LimitError, Matching, PortError, SettingsError, ShapeError
 from photonics.calibration import same_calibration
 from photonics.dispersion import imperfections_at
+from photonics.hex_extinction import MAX_EXTINCTION_DB
 from photonics.lattices import hexagonal_mesh
 from photonics.mesh_chip import MeshChip, MeshChipSpec
 from photonics.mesh_scattering import MeshSolver, link_transmission, mesh_solver
-from photonics.mzi import from_arm_phases, imperfect_transfer
+from photonics.mzi import from_arm_phases, imperfect_transfer, state_extinction_db
 from photonics.routing import Router, requests_for
 from photonics.selfcal import currents_for_theta
 from photonics.switch_geometry import hexagonal_switch, spread_endpoints
@@ -341,3 +342,17 @@ def test_emulated_driver_drives_a_mesh_chip() -> None:
     with pytest.raises(LimitError):
         driver.write(range(chip.n_heaters), np.full(chip.n_heaters, 10.0))
     assert np.array_equal(driver.currents(), cur)
+
+
+def test_a_factory_calibration_holds_each_cells_extinction_per_state() -> None:
+    # what a production test of the chip measures: each cell's two states' extinction, from
+    # its couplers, capped at the self-calibration's reading limit
+    mesh, ends, _ = switch8()
+    chip = MeshChip(mesh, ends, MeshChipSpec(seed=4))
+    imp = chip.imperfections
+    truth = state_extinction_db(imp.splitter_error_in, imp.splitter_error_out)
+    ext = chip.factory_calibration().extinction_db
+    assert ext.shape == (2, mesh.n_cells)
+    np.testing.assert_allclose(ext, np.minimum(truth, MAX_EXTINCTION_DB))
+    ideal = MeshChip(mesh, ends, MeshChipSpec(seed=4, splitter_sigma=0.0))
+    assert np.all(ideal.factory_calibration().extinction_db == MAX_EXTINCTION_DB)
