@@ -44,7 +44,6 @@ from firmware.fabric import CircuitSchedule, Job, Link, circuit_timing
 from firmware.scpi_errors import drain_errors
 from firmware.store import Store
 from photonics import topologies
-from photonics.chip import Chip
 from photonics.errors import PswitchError, SettingsError
 from photonics.matching import Matching
 
@@ -172,7 +171,7 @@ class Switch:
                 store.write_calibration(calibration)  # shipped in the device's memory
                 calibration = None  # the controller loads it from the store
         driver = EmulatedDriver(chip, rng=np.random.default_rng(seed), launch_mW=launch_mW)
-        layout = chip.heater_layout if isinstance(chip, Chip) else None
+        layout = chip.heater_layout
         controller = Controller(
             driver, fabric, store, ring_cfg, calibration, model, str(seed), layout
         )

@@ -37,14 +37,15 @@ detectors at the endpoints only:
    is raised by :data:`NOISE_SIGMAS` of the detectors' noise; a state without such a reading
    takes the chip's default (:func:`~photonics.hex_extinction.conservative`).
 
-A cell no route reaches, or whose fringe has no contrast, is reported dead (its heater keeps
+A cell no route reaches, whose fringe has no contrast, or whose extinction reading shows that
+it does not switch as calibrated (:data:`BROKEN_READING_DB`) is reported dead (its heater keeps
 the nominal P_pi, ``phase_fitted`` False), and the router must not use it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import product
 
@@ -83,6 +84,11 @@ LEAK_READS = 4
 #: The leak taken as its mean reading plus this many standard errors of the detectors' noise,
 #: so that noise does not make a cell read better than it is.
 NOISE_SIGMAS = 3.0
+#: A clean extinction reading below this, dB, says the cell does not switch as its calibration
+#: sets it (the state asked dark passes as much light as the other, or more: a bias off by
+#: about pi/2 or more, which a fringe measured through a mis-set route can give): it is dead.
+#: A cell of poor couplers reads 17 dB and more (the published cells 25-50 dB).
+BROKEN_READING_DB = 10.0
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,7 @@ class HexSelfCalibration:
     order: tuple[int, ...]
     how: tuple[CellMeasurement | None, ...]
     measurements: int
+    fringe_base_mA: np.ndarray
 
     @property
     def extinction_db(self) -> np.ndarray:
@@ -114,7 +121,7 @@ class HexSelfCalibration:
 
 
 @dataclass
-class _Bench:
+class CellBench:
     """The instruments and what is known so far: fitted resistances, P_pi and bias per cell."""
 
     measure: Measure
@@ -129,6 +136,8 @@ class _Bench:
     sweep_points: int
     budget_mW: float
     readings: int = 0
+    #: The other heaters' currents (mA) while each cell's last fringe was read.
+    fringe_base: dict[int, np.ndarray] = field(default_factory=dict)
 
     def current(self, cell: int | np.ndarray, power_mW: np.ndarray | float) -> np.ndarray:
         # the fitted R(I) inverted at p_max can land a rounding above the limit
@@ -139,7 +148,7 @@ class _Bench:
         """Power (mW, in [0, 2 P_pi)) that sets ``cells`` to ``states`` (0 bar, 1 cross)."""
         return np.mod(np.pi * states - self.bias[cells], 2 * np.pi) * self.p_pi[cells] / np.pi
 
-    def _within_budget(self, base: np.ndarray, needed: list[int]) -> np.ndarray:
+    def within_budget(self, base: np.ndarray, needed: list[int]) -> np.ndarray:
         """``base`` with parked cells (not ``needed``, the swept cell first) turned off, the
         warmest first, until it and the swept cell at ``p_max`` fit the power budget;
         :class:`FitError` if the ``needed`` cells alone do not."""
@@ -169,7 +178,7 @@ class _Bench:
         if how.route:
             cells, states = np.array(how.route).T
             base[cells] = self.current(cells, self.state_power(cells, states))
-        return self._within_budget(base, [how.cell, *(c for c, _ in how.route)])
+        return self.within_budget(base, [how.cell, *(c for c, _ in how.route)])
 
     def read(self, rows: np.ndarray, source: int) -> np.ndarray:
         self.readings += len(rows)
@@ -220,13 +229,14 @@ class _Bench:
             dark, lit = self.read(both, how.source)[:, how.detector]
             ratio = lit / max(dark, lit * 10 ** (-MAX_EXTINCTION_DB / 10), 1e-300)
             on_off = float(10 * np.log10(max(ratio, 1.0)))
+        self.fringe_base[k] = base
         return p_pi, bias, on_off
 
 
 def _state_extinction(
     mesh: WaveguideMesh,
     endpoints: Sequence[int],
-    bench: _Bench,
+    bench: CellBench,
     trusted: np.ndarray,
     progress: Progress | None,
 ) -> np.ndarray:
@@ -251,7 +261,10 @@ def _state_extinction(
         for state in (BAR, CROSS):
             ways = [w.measurement for w in planner.ways(int(k), (state,), every_turn=True)]
             for parked, how in product((BAR, CROSS), [w for w in ways if w.detector >= 0]):
-                base = bench.base(how, trusted, parked)
+                try:
+                    base = bench.base(how, trusted, parked)
+                except FitError:  # its routes alone do not fit the power budget
+                    continue
                 states = np.full(n, UNKNOWN)
                 states[trusted & (base[:n] > 0)] = parked
                 for c, s in how.route:
@@ -336,7 +349,7 @@ def calibrate_recirculating(
     a, c = fit_resistances(voltage, n_heaters, max_current_mA, iv_group, progress)
     p_max = full_scale_power_mW(a, c, max_current_mA)
     n = mesh.n_cells
-    bench = _Bench(
+    bench = CellBench(
         measure,
         n_heaters,
         len(endpoints),
@@ -441,6 +454,9 @@ def calibrate_recirculating(
         if len(order) == count and trusted[known].all() and change.max() < REFINED_RAD:
             break
     measured = _state_extinction(mesh, endpoints, bench, trusted, progress)
+    broken = np.any(measured < BROKEN_READING_DB, axis=0)
+    trusted &= ~broken
+    measured[:, broken] = np.nan
     dead = ~trusted
     fitted = np.zeros(n_heaters, bool)
     fitted[:n] = trusted
@@ -461,6 +477,7 @@ def calibrate_recirculating(
         tuple(k for k in order if trusted[k]),
         tuple(how),
         bench.readings,
+        np.array([bench.fringe_base.get(k, np.full(n_heaters, np.nan)) for k in range(n)]),
     )
 
 

@@ -378,7 +378,7 @@ def probe_of(mesh: FeedForwardMesh, k: int) -> int | None:
 PAIRS_PER_CONFIGURATION = 3
 
 
-def _per_configuration(
+def pairs_of_each_configuration(
     candidates: list[tuple[int, int, float]],
     distance: np.ndarray,
     d_other: np.ndarray,
@@ -459,7 +459,7 @@ def calibrate_crosstalk(
                 swing = p_max - bar_power[a]
             if bar_power[a] * (a != probe) + swing <= p_max * (1 + 1e-9):
                 candidates.append((v, int(a), float(swing)))
-    chosen = _per_configuration(candidates, distance, d_other, pairs_per_configuration)
+    chosen = pairs_of_each_configuration(candidates, distance, d_other, pairs_per_configuration)
     measured = np.zeros((n_mzis, n_mzis), bool)
     rig = _Rig(mesh, measure, a_fit, c_fit, p_max, sweep_points, None, max_current_mA)
     for v in steps("crosstalk sweeps", sorted({v for v, _, _ in chosen}), progress):

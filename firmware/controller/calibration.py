@@ -11,6 +11,7 @@ from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.calibration import Calibration
 from photonics.feedforward import FeedForwardMesh
+from photonics.hex_crosstalk import calibrate_recirculating_crosstalk
 from photonics.hex_selfcal import calibrate_recirculating
 from photonics.selfcal import peak_power_mW, self_calibrate
 from photonics.switch import FeedForwardFabric, MeshFabric
@@ -32,11 +33,11 @@ class CalibrationCommands(Core):
         "CALibration:RUN",
         Param("save", "bool", optional=True, default=False),
         summary="Self-calibrate through the chip's detectors (locks the rings first): a "
-        "feed-forward mesh column by column, with its thermal crosstalk where the chip's heater "
-        "layout predicts more than 0.1 rad of it (routes then compensate it); a recirculating "
-        "one cell by cell on routed paths (cells it cannot fit are marked dead and not routed "
-        "through), then each cell's extinction in bar and in cross, which the router predicts "
-        "isolation with. The result is used at once and kept until power-off; CAL:SAVE stores "
+        "feed-forward mesh column by column; a recirculating one cell by cell on routed paths "
+        "(cells it cannot fit are marked dead and not routed through), then each cell's "
+        "extinction in bar and in cross, which the router predicts isolation with. Either with "
+        "its thermal crosstalk where the chip's heater layout predicts it matters (routes then "
+        "compensate it). The result is used at once and kept until power-off; CAL:SAVE stores "
         "it, as does ON here (all or nothing: with no store, -310 before anything runs). The "
         "applied matching is re-applied with it.",
         example="CAL:RUN",
@@ -121,7 +122,19 @@ class CalibrationCommands(Core):
             iv_group=group,
             power_budget_mW=self.power_budget_mW,
         )
-        self._adopt(found.calibration, save)
+        cal = found.calibration
+        layout = self.heater_layout
+        if layout is not None and crosstalk_matters(layout, mesh.n_cells):
+            cal = calibrate_recirculating_crosstalk(
+                found,
+                len(fabric.endpoints),
+                measure,
+                layout,
+                limit,
+                power_budget_mW=self.power_budget_mW,
+                progress=self.progress,
+            )
+        self._adopt(cal, save)
 
     def _heaters_fit(self, limit: float) -> int:
         """Refuse up front (-221 interlock, -222) an I-V sweep that drives a heater alone to

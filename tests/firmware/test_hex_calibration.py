@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 
 from firmware.calibration_file import load_calibration
-from firmware.sdk import Switch
+from firmware.controller import Controller
+from firmware.driver import EmulatedDriver
+from firmware.sdk import InProcessTransport, Switch
+from photonics.lattices import hexagonal_mesh
 from photonics.matching import Matching
-from photonics.routing import DEFAULT_EXTINCTION_DB
+from photonics.mesh_chip import MeshChip, MeshChipSpec
+from photonics.routing import DEFAULT_EXTINCTION_DB, Router
+from photonics.switch import MeshFabric
+from photonics.switch_geometry import spread_endpoints
+from photonics.thermal import crosstalk_matters
 from tests.firmware.state import watch_limits
 
 
@@ -101,3 +108,30 @@ def test_a_factory_calibrated_switch_routes_on_its_cells_extinction() -> None:
     expected = c.driver.chip.factory_calibration().extinction_db
     np.testing.assert_array_equal(c.fabric.router.extinction_db, expected)
     assert expected.min() < DEFAULT_EXTINCTION_DB - 5
+
+
+def test_cal_run_calibrates_a_dense_meshs_crosstalk_and_routes_compensating_it() -> None:
+    # cells 87 um apart (100 um unit length): CAL:RUN measures the crosstalk the chip's layout
+    # predicts, stores it with the calibration, and the routes compensate it
+    mesh = hexagonal_mesh(4, 4, unit_length_um=100.0)
+    ends = spread_endpoints(mesh, 2)
+    chip = MeshChip(mesh, ends, MeshChipSpec(seed=0))
+    assert crosstalk_matters(chip.heater_layout, chip.n_cells)
+    c = Controller(
+        EmulatedDriver(chip, rng=np.random.default_rng(0)),
+        MeshFabric(Router(mesh), ends),
+        heater_layout=chip.heater_layout,
+    )
+    stages: list[str] = []
+    c.progress = lambda stage, done, total: stages.append(stage)
+    Switch(InProcessTransport(c)).calibrate(save=False)
+    assert "crosstalk sweeps" in stages
+    true = chip.crosstalk.toarray()
+    near = true > 1e-3
+    np.testing.assert_allclose(c.calibration.crosstalk[near], true[near], rtol=0.05)
+    plan = c.apply_matching(Matching.random(8, np.random.default_rng(1)))
+    wanted = plan.theta[: chip.n_cells]
+    got = chip.theta(c.driver.currents())
+    live = c.calibration.phase_fitted[: chip.n_cells]
+    miss = np.abs(np.angle(np.exp(2j * (got - wanted))))[live]
+    assert np.median(miss) < 0.01  # the cells' neighbours' warmth compensated

@@ -124,12 +124,42 @@ def test_every_fitted_cell_was_read_on_one_detector(calibrated) -> None:
 def test_a_heater_that_does_not_heat_is_reported_dead() -> None:
     mesh, ends = hexagonal_switch(8)
     chip = MeshChip(mesh, ends, MeshChipSpec(seed=0))
-    broken = 30
+    broken = 41
+    assert broken in _run(chip).order  # calibrated when its heater heats
     found = _run(chip, measure=_measure(chip, broken=broken))
     assert broken in found.dead and not found.calibration.phase_fitted[broken]
     fitted = np.flatnonzero(found.calibration.phase_fitted)
     error = np.angle(np.exp(1j * (found.calibration.bias_rad - chip.heaters.bias_rad)))[fitted]
     assert np.abs(error).max() < BIAS_TOL_RAD
+
+
+def test_a_cell_that_stops_switching_as_calibrated_is_reported_dead() -> None:
+    # after its fringes, cell 41's heater gives half a period more (its bias off by pi): its
+    # extinction readings show its states swapped, so it is dead, not a 0 dB figure (which the
+    # calibration refused with an error)
+    mesh, ends = hexagonal_switch(8)
+    chip = MeshChip(mesh, ends, MeshChipSpec(seed=0))
+    cell, h = 41, chip.heaters
+    plain = _measure(chip)
+    stage = [""]
+
+    def measure(rows: np.ndarray, port: int) -> np.ndarray:
+        rows = np.array(rows, dtype=float)
+        if stage[0] == "cell extinction":
+            power = h.power_mW(rows)[:, cell] + h.p_pi_mW[cell]
+            rows[:, cell] = h.current_for_power(np.full(chip.n_heaters, 0.0) + power[:, None])[
+                :, cell
+            ]
+        return plain(rows, port)
+
+    def progress(name: str, done: int, total: int) -> None:
+        stage[0] = name
+
+    assert cell in _run(chip).order  # calibrated when it switches as its fringe says
+    found = _run(chip, measure=measure, progress=progress)
+    assert cell in found.dead and not found.calibration.phase_fitted[cell]
+    assert np.isnan(found.measured_extinction_db[:, cell]).all()
+    assert np.isnan(found.extinction_db[:, cell]).all()
 
 
 def test_the_power_budget_holds_at_every_step() -> None:

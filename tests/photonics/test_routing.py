@@ -310,17 +310,18 @@ def test_isolation_is_other_ports_light_and_return_loss_is_reported_apart() -> N
     # in a matching every routed port also sends: its own light the mesh sends back to it is
     # return loss, a figure of its own, not another port's crosstalk
     mesh, ends = switch_32()
-    result = Router(mesh).route(requests_for(round_robin(32)[0], ends))
+    result = Router(mesh).route(requests_for(round_robin(32)[12], ends))  # a path folds back
     typical = MZIImperfections.typical()
     check = verify(mesh, result, typical)
     P = np.abs(scattering(mesh, result.theta(), cell_loss_db=0.5, imperfections=typical)) ** 2
     used = [e for p in result.paths for e in p.ports]
     assert check.worst_return_loss_db == pytest.approx(-10 * np.log10(P[used, used].max()))
-    assert check.worst_return_loss_db == pytest.approx(42.1, abs=0.5)  # known value
+    assert check.worst_return_loss_db == pytest.approx(38.0, abs=0.5)  # known value
     for p in result.paths:
         for a, b in (p.ports, p.ports[::-1]):
             others = [x for x in used if x not in (a, b)]
-            assert 10 * np.log10(P[b, a] / P[b, others].max()) >= check.worst_isolation_db - 1e-9
+            # no other port's light at all: isolation without bound
+            assert P[b, a] >= P[b, others].max() * 10 ** (check.worst_isolation_db / 10 - 1e-10)
 
 
 @pytest.mark.slow  # ~10-50 s; `make test-all`
