@@ -365,7 +365,7 @@ def calibrate_recirculating(
     entry_cells = set((mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)] // 4).tolist())
     known = np.zeros(n, bool)
     trusted = np.zeros(n, bool)  # last fringe clean (see clean())
-    failed: dict[int, CellMeasurement] = {}  # the way each cell's fit failed, this pass
+    failed: dict[int, set[CellMeasurement]] = {}  # the ways each cell's fit failed, this pass
     on_off_db = np.full(n, np.nan)
     how: list[CellMeasurement | None] = [None] * n
     order: list[int] = []
@@ -386,25 +386,37 @@ def calibrate_recirculating(
 
     def measure_cell(k: int, planners: Iterable[RoutePlanner]) -> bool:
         """Measure cell ``k`` the first way of ``planners`` that reads one detector, else the
-        first way found at all."""
-        option = None
+        first way found at all; an endpoint's own cell, without which the endpoint is lost,
+        then every other way that reads one detector, shortest first, until one fits."""
+        planners = iter(planners)
+        seen, option = [], None
         for planner in planners:
+            seen.append(planner)
             found = planner.plan(k)
             if found is not None and found.measurement.detector >= 0:
                 option = found
                 break
             option = option or found
-        if option is None or failed.get(k) == option.measurement:
-            return False  # no way to measure it, or the way that failed before
-        try:
-            p_pi, bias, ratio = bench.fit_cell(option.measurement, option.dark_end, known, known[k])
-        except FitError:
-            failed[k] = option.measurement
-            return False
-        bench.p_pi[k], bench.bias[k] = p_pi, bias
-        on_off_db[k] = ratio
-        how[k] = option.measurement
-        return True
+        options = [] if option is None else [option]
+        if k in entry_cells:
+            more = {w for p in [*seen, *planners] for w in p.ways(k, every_turn=True)}
+            options += sorted(
+                (w for w in more if w.measurement.detector >= 0 and w != option),
+                key=lambda w: (len(w.measurement.route), w.measurement.source, w.measurement.entry),
+            )
+        for way in options:
+            if way.measurement in failed.get(k, ()):
+                continue  # the way that failed before
+            try:
+                p_pi, bias, ratio = bench.fit_cell(way.measurement, way.dark_end, known, known[k])
+            except FitError:
+                failed.setdefault(k, set()).add(way.measurement)
+                continue
+            bench.p_pi[k], bench.bias[k] = p_pi, bias
+            on_off_db[k] = ratio
+            how[k] = way.measurement
+            return True
+        return False
 
     # growth: each round measures the cells the calibrated region reaches, then adds them
     while True:
