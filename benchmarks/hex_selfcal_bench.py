@@ -16,7 +16,9 @@ emulated chip is part of it), a router that leaves its dead cells out, then
   self-calibration: its size (``cover_25db_measured_size``), worst measured isolation
   (``cover_25db_measured_worst_db``), how many matchings measure below 25 dB, the worst and
   the median measured minus predicted isolation of any path (``prediction_error_db_max``,
-  ``prediction_error_db_median``) and the worst return loss (``cover_25db_return_loss_db``).
+  ``prediction_error_db_median``) and the worst return loss (``cover_25db_return_loss_db``);
+- the endpoints lost to a dead cell of their own (``lost_endpoints``; the router leaves dead
+  cells out, as the switch does) and the pairs no matching could route (``unroutable_pairs``).
 
 ``--cache DIR`` (``bench_router.py``; here the second argument) loads the self-calibrations
 from ``DIR/seedN.npz`` instead of running them; ``hex_selfcal_s`` is then the cached run's.
@@ -145,18 +147,16 @@ def chip_row(seed: int, cache: str | None = None) -> dict[str, Any]:
     if extinction is None:  # a calibration without per-state figures: the chip's true ones
         imp, source = chip.imperfections, "true (the calibration has none per state)"
         extinction = state_extinction_db(imp.splitter_error_in, imp.splitter_error_out)
-    # an endpoint's own cell the calibration could not fit would take the endpoint out of the
-    # switch: the bench routes through it on its estimate instead, and counts it
+    # an endpoint whose own cell the calibration could not fit is lost, as on the switch: the
+    # router leaves the cell out and the covers report its pairs unroutable
     ends_cells = set((mesh.edge_ports[ends] // 4).tolist())
-    usable = [c for c in dead if c not in ends_cells]
-    plain = all_to_all_cover(Router(mesh, usable), ends)
+    plain = all_to_all_cover(Router(mesh, dead), ends)
     factory = chip.factory_calibration()
     _log(f"  chip {seed}: {len(dead)} dead cells, {seconds:.0f} s; covers")
-    # a dead cell has no figure (NaN): only an endpoint's is used, at the default
     router = Router(
         mesh,
-        usable,
-        extinction_db=np.nan_to_num(extinction, nan=DEFAULT_EXTINCTION_DB),
+        dead,
+        extinction_db=np.nan_to_num(extinction, nan=DEFAULT_EXTINCTION_DB),  # NaN: dead, unused
         isolation_target_db=COVER_ISOLATION_DB,
         isolation_budget=COVER_BUDGET,
     )
@@ -172,7 +172,8 @@ def chip_row(seed: int, cache: str | None = None) -> dict[str, Any]:
         "from_cache": bool(cache and os.path.exists(os.path.join(cache, f"seed{seed}.npz"))),
         "extinction": source,
         "dead_cells": len(dead),
-        "dead_endpoint_cells": len(ends_cells & set(dead)),
+        "lost_endpoints": len(ends_cells & set(dead)),
+        "unroutable_pairs": len(iso.unroutable),
         "readings": readings,
         "plain_cover_size": plain.size,
         "selfcal_isolation_db": min(_worst(chip, cal, plain.results)),
@@ -218,6 +219,8 @@ def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
             np.median([r["prediction_error_db_median"] for r in rows])
         ),
         "cover_25db_return_loss_db": min(r["cover_25db_return_loss_db"] for r in rows),
+        "lost_endpoints": sum(r["lost_endpoints"] for r in rows),
+        "unroutable_pairs": sum(r["unroutable_pairs"] for r in rows),
         "hex_selfcal_chips": [{k: v for k, v in r.items() if k != "pairs"} for r in rows],
         "isolation_pairs": [r["pairs"] for r in rows],
     }
@@ -227,13 +230,14 @@ def print_selfcal(figures: dict[str, Any]) -> None:
     """The table of the self-calibrated chips: each beside its factory calibration."""
     print("\nself-calibrated 32-endpoint chips (baseline: the same chip's factory calibration)")
     print(
-        f"{'chip':>4} {'selfcal s':>9} {'dead':>5} {'iso selfcal':>11} {'iso factory':>11} "
-        f"{'diff dB':>7} {'cover25':>7} {'worst dB':>8} {'<25':>4} {'meas-pred':>9}"
+        f"{'chip':>4} {'selfcal s':>9} {'dead':>5} {'lost':>4} {'iso selfcal':>11} "
+        f"{'iso factory':>11} {'diff dB':>7} {'cover25':>7} {'worst dB':>8} {'<25':>4} "
+        f"{'meas-pred':>9}"
     )
     for r in figures["hex_selfcal_chips"]:
         diff = r["selfcal_isolation_db"] - r["factory_isolation_db"]
         print(
-            f"{r['seed']:>4} {r['selfcal_s']:>9.1f} {r['dead_cells']:>5} "
+            f"{r['seed']:>4} {r['selfcal_s']:>9.1f} {r['dead_cells']:>5} {r['lost_endpoints']:>4} "
             f"{r['selfcal_isolation_db']:>11.1f} {r['factory_isolation_db']:>11.1f} {diff:>7.2f} "
             f"{r['cover_25db_size']:>7} {r['cover_25db_worst_db']:>8.1f} "
             f"{r['cover_25db_below_goal']:>4} {r['prediction_error_db_min']:>9.2f}"
