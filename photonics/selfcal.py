@@ -20,6 +20,10 @@ Procedure, MZI by MZI in slot order (column by column from the inputs):
    probe's heater changes no detector; the zero of that sensitivity is the bar point, found by a
    grid and a bounded scalar minimisation (a probe above it is dark at cross instead). An output
    that meets no further MZI is read directly from its photodiode instead.
+
+Over 500 lines on purpose: the steps (resistances, fringes, probes, crosstalk pairs, the
+drive that compensates crosstalk) share one measurement rig and its calibration state, and
+the recirculating procedure (:mod:`photonics.hex_selfcal`) reuses its public pieces.
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ new pairs join while other pairs keep every cell their circuits cross (failover,
 isolation). The feed-forward rerouter runs compiled dynamic programming over the mesh's cells
 (:mod:`photonics._pinned_kernel`); the recirculating one runs the router's Dijkstra over
 port-ends.
+
+Over 500 lines on purpose: the firmware plans through the :class:`Fabric` and
+:class:`Rerouter` interfaces defined here, and both implementations sit beside them so the
+contract and its two fabrics are read (and changed) together.
 """
 
 from __future__ import annotations
