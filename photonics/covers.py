@@ -56,7 +56,9 @@ def all_to_all_cover(
     Tries the circle method's ``n - 1`` perfect matchings (the optimum) under ``attempts``
     relabelings and keeps the relabeling that leaves fewest pairs out; each pair left out is
     then added to the first of those matchings where both its endpoints are free and it still
-    routes (fits), and the rest are packed greedily into further matchings.
+    routes (fits), and the rest are packed greedily into further matchings. Above the optimum,
+    each matching, fewest pairs first, whose pairs can all join other matchings (each where it
+    fits) is dropped.
 
     ``isolation_db`` (dB; None: any): a matching counts only when its predicted worst isolation
     (:attr:`RouteResult.isolation_db`) reaches it. A round that routes but falls short drops
@@ -113,6 +115,11 @@ def all_to_all_cover(
     if unroutable:
         note += f"; {len(unroutable)} pairs cannot be routed even alone"
     chosen = good + extra
+    if len(chosen) > n - 1:  # above the optimum: try to spread the smallest matchings out
+        before = len(chosen)
+        chosen = _dissolve(router, endpoints, chosen, n, fits, progress)
+        if len(chosen) < before:
+            note += f"; {before - len(chosen)} matchings spread over the others"
     return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note, tuple(unroutable))
 
 
@@ -133,6 +140,38 @@ def _fill(router: Router, endpoints: Sequence[int], good: list, pairs: list, n: 
         else:
             left.append(pair)
     return left
+
+
+def _dissolve(
+    router: Router, endpoints: Sequence[int], chosen: list, n: int, fits, progress
+) -> list:
+    """``chosen`` (a list of (Matching, RouteResult)) without each matching, fewest pairs
+    first, whose every pair joins another matching (the first where both its endpoints are free
+    and it still ``fits``); a matching whose pairs do not all find one is kept as it was."""
+    chosen = list(chosen)
+    order = sorted(range(len(chosen)), key=lambda i: (len(chosen[i][0].pairs), i))
+    gone: set[int] = set()
+    for done, i in enumerate(order):
+        if progress is not None:
+            progress("all-to-all cover: spreading small matchings", done, len(order))
+        trial = {j: chosen[j] for j in range(len(chosen)) if j != i and j not in gone}
+        for pair in chosen[i][0].pairs:
+            for j, (m, _) in trial.items():
+                if {*pair} & {e for q in m.pairs for e in q}:
+                    continue
+                grown = Matching([*m.pairs, pair], n)
+                result = router.route(requests_for(grown, endpoints))
+                if fits(result):
+                    trial[j] = (grown, result)
+                    break
+            else:
+                break  # this pair fits nowhere: keep the matching
+        else:
+            chosen = [trial.get(j, chosen[j]) for j in range(len(chosen))]
+            gone.add(i)
+    if progress is not None:
+        progress("all-to-all cover: spreading small matchings", len(order), len(order))
+    return [c for j, c in enumerate(chosen) if j not in gone]
 
 
 def _pack(router: Router, endpoints: Sequence[int], pairs: list, n: int, fits, progress):

