@@ -123,22 +123,28 @@ def all_to_all_cover(
     return Cover(tuple(m for m, _ in chosen), tuple(r for _, r in chosen), note, tuple(unroutable))
 
 
+def _place(router: Router, endpoints: Sequence[int], slots: dict, pair, n: int, fits) -> bool:
+    """Add ``pair`` to the first matching of ``slots`` (key: (Matching, RouteResult), updated
+    in place) that leaves both its endpoints free and still ``fits`` with it; whether one
+    did."""
+    for key, (m, _) in slots.items():
+        if {*pair} & {e for q in m.pairs for e in q}:
+            continue
+        grown = Matching([*m.pairs, pair], n)
+        result = router.route(requests_for(grown, endpoints))
+        if fits(result):
+            slots[key] = (grown, result)
+            return True
+    return False
+
+
 def _fill(router: Router, endpoints: Sequence[int], good: list, pairs: list, n: int, fits) -> list:
     """Add each of ``pairs`` to the first matching of ``good`` (a list of (Matching,
-    RouteResult), updated in place) that leaves both its endpoints free and still ``fits`` with
-    it; returns the pairs that went nowhere."""
-    left = []
-    for pair in pairs:
-        for i, (m, _) in enumerate(good):
-            if {*pair} & {e for q in m.pairs for e in q}:
-                continue
-            grown = Matching([*m.pairs, pair], n)
-            trial = router.route(requests_for(grown, endpoints))
-            if fits(trial):
-                good[i] = (grown, trial)
-                break
-        else:
-            left.append(pair)
+    RouteResult), updated in place) where it fits (:func:`_place`); returns the pairs that went
+    nowhere."""
+    slots = dict(enumerate(good))
+    left = [pair for pair in pairs if not _place(router, endpoints, slots, pair, n, fits)]
+    good[:] = slots.values()
     return left
 
 
@@ -146,8 +152,8 @@ def _dissolve(
     router: Router, endpoints: Sequence[int], chosen: list, n: int, fits, progress
 ) -> list:
     """``chosen`` (a list of (Matching, RouteResult)) without each matching, fewest pairs
-    first, whose every pair joins another matching (the first where both its endpoints are free
-    and it still ``fits``); a matching whose pairs do not all find one is kept as it was."""
+    first, whose every pair joins another matching (:func:`_place`); a matching whose pairs do
+    not all find one is kept as it was."""
     chosen = list(chosen)
     order = sorted(range(len(chosen)), key=lambda i: (len(chosen[i][0].pairs), i))
     gone: set[int] = set()
@@ -155,18 +161,7 @@ def _dissolve(
         if progress is not None:
             progress("all-to-all cover: spreading small matchings", done, len(order))
         trial = {j: chosen[j] for j in range(len(chosen)) if j != i and j not in gone}
-        for pair in chosen[i][0].pairs:
-            for j, (m, _) in trial.items():
-                if {*pair} & {e for q in m.pairs for e in q}:
-                    continue
-                grown = Matching([*m.pairs, pair], n)
-                result = router.route(requests_for(grown, endpoints))
-                if fits(result):
-                    trial[j] = (grown, result)
-                    break
-            else:
-                break  # this pair fits nowhere: keep the matching
-        else:
+        if all(_place(router, endpoints, trial, pair, n, fits) for pair in chosen[i][0].pairs):
             chosen = [trial.get(j, chosen[j]) for j in range(len(chosen))]
             gone.add(i)
     if progress is not None:

@@ -38,6 +38,12 @@ def _calibrate(chip: MeshChip, log: list[float] | None = None, budget: float = n
     return found, measure
 
 
+def _crosstalk(chip: MeshChip, found, measure, **kw):
+    return calibrate_recirculating_crosstalk(
+        found, chip.n_ports, measure, chip.heater_layout, chip.spec.max_current_mA, **kw
+    )
+
+
 def _bias_error(chip: MeshChip, cal) -> np.ndarray:
     n = chip.n_cells
     fit = cal.phase_fitted[:n]
@@ -49,14 +55,7 @@ def dense():
     chip = _chip()
     stages: list[str] = []
     found, measure = _calibrate(chip)
-    cal = calibrate_recirculating_crosstalk(
-        found,
-        chip.n_ports,
-        measure,
-        chip.heater_layout,
-        chip.spec.max_current_mA,
-        progress=lambda stage, done, total: stages.append(stage),
-    )
+    cal = _crosstalk(chip, found, measure, progress=lambda stage, done, total: stages.append(stage))
     return chip, found, cal, stages
 
 
@@ -93,14 +92,7 @@ def test_the_crosstalk_sweeps_keep_the_power_budget() -> None:
     drawn = {}
     for limit in (np.inf, budget):
         log.clear()
-        cal = calibrate_recirculating_crosstalk(
-            found,
-            chip.n_ports,
-            measure,
-            chip.heater_layout,
-            chip.spec.max_current_mA,
-            power_budget_mW=limit,
-        )
+        cal = _crosstalk(chip, found, measure, power_budget_mW=limit)
         drawn[limit] = max(log)
         assert cal.crosstalk is not None and cal.crosstalk.max() > 1e-3
     assert drawn[np.inf] > budget >= drawn[budget]
@@ -111,6 +103,4 @@ def test_a_sparse_chip_has_no_pairs_to_measure() -> None:
     chip = MeshChip(mesh, ends, MeshChipSpec(seed=0))
     found, measure = _calibrate(chip)
     with pytest.raises(FitError, match="0 cell pairs could be measured"):
-        calibrate_recirculating_crosstalk(
-            found, chip.n_ports, measure, chip.heater_layout, chip.spec.max_current_mA
-        )
+        _crosstalk(chip, found, measure)
