@@ -21,10 +21,10 @@ accelerator at a time sending 1 mW (the emulated world's light, not the switch's
 verified when its output gets the light of its source with >= ``VERIFY_ISOLATION_DB`` over the
 strongest other lit input (and its own light sent back) and within ``VERIFY_LOSS_DB`` of the
 predicted insertion loss.
-
-Over 500 lines on purpose: one scenario whose steps share the switch, the schedule and the
-timeline they print; split, each step would pass them all along.
 """
+
+# Over 500 lines on purpose: one scenario whose steps share the switch, the schedule and the
+# timeline they print; split, each step would pass them all along.
 
 from __future__ import annotations
 

@@ -201,10 +201,11 @@ def test_output_rings_are_locked_on_each_chip_and_cost_heater_power_not_isolatio
 
 
 def test_a_hexagonal_study_calibrates_routes_and_measures_each_recirculating_chip() -> None:
-    study = YieldStudy(ports=4, chips=3, mesh="hexagonal", seed=3)
-    lost, *rows = [run_chip(study, i) for i in range(3)]
+    study = YieldStudy(ports=4, chips=4, mesh="hexagonal", seed=3)
+    rows = [run_chip(study, i) for i in (1, 2)]
     assert rows == [run_chip(study, i) for i in (1, 2)]  # the chip's seed decides
-    # chip 0: the calibration cannot fit an endpoint's own cell, so that port is lost
+    # chip 3: the calibration cannot fit an endpoint's own cell any way, so that port is lost
+    lost = run_chip(study, 3)
     assert not lost["calibrated"] and not lost["passed"] and lost["readings"] > 1000
     assert math.isnan(lost["worst_isolation_db"])
     for row in rows:
