@@ -26,7 +26,7 @@ import numpy as np
 
 from photonics.calibration import Calibration
 from photonics.errors import FitError
-from photonics.fits import fit_crosstalk, fit_crosstalk_model, fit_fringe
+from photonics.fits import fit_crosstalk, fit_crosstalk_model
 from photonics.hex_routes import CellMeasurement
 from photonics.hex_selfcal import CellBench, HexSelfCalibration
 from photonics.progress import Progress, steps
@@ -36,7 +36,6 @@ from photonics.selfcal import (
     pairs_of_each_configuration,
 )
 from photonics.thermal import HeaterLayout, differential_crosstalk
-from photonics.waveguide_mesh import BAR
 
 #: Pairs measured per configuration: in a hexagonal mesh every pair of cells within the
 #: crosstalk's reach is one configuration (neighbouring edges of a hexagon, 0.87 unit lengths
@@ -69,14 +68,9 @@ def _bench(
 
 def _victim_bias(bench: CellBench, how: CellMeasurement, base: np.ndarray) -> float:
     """Bias (rad) of ``how.cell`` read on its photodiode with the other heaters at ``base``."""
-    k = how.cell
-    p_pi = bench.p_pi[k]
+    p_pi = bench.p_pi[how.cell]
     powers = np.linspace(0, 2 * p_pi, VICTIM_POINTS + 1)[:-1]
-    rows = np.repeat(base[None], powers.size, axis=0)
-    rows[:, k] = bench.current(k, powers)
-    seen = bench.read(rows, how.source)[:, how.detector]
-    fringe = fit_fringe(powers, seen, p_pi_range_mW=(0.8 * p_pi, 1.25 * p_pi))
-    return float(fringe.bias_rad - (np.pi if how.dark_state == BAR else 0.0))
+    return bench.bias_of(bench.sweep(how, base, powers, (0.8 * p_pi, 1.25 * p_pi)), how)
 
 
 def _power(bench: CellBench, currents: np.ndarray) -> np.ndarray:

@@ -40,6 +40,10 @@ detectors at the endpoints only:
 A cell no route reaches, whose fringe has no contrast, or whose extinction reading shows that
 it does not switch as calibrated (:data:`BROKEN_READING_DB`) is reported dead (its heater keeps
 the nominal P_pi, ``phase_fitted`` False), and the router must not use it.
+
+Over 500 lines on purpose: the steps of one procedure share its bench (:class:`CellBench`)
+and what is known so far; the pure parts are in :mod:`photonics.hex_routes` and
+:mod:`photonics.hex_extinction`, the crosstalk step in :mod:`photonics.hex_crosstalk`.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ import numpy as np
 
 from photonics.calibration import Calibration
 from photonics.errors import FitError
-from photonics.fits import fit_fringe
+from photonics.fits import Fringe, fit_fringe
 from photonics.hex_extinction import (
     MAX_EXTINCTION_DB,
     UNKNOWN,
@@ -62,7 +66,7 @@ from photonics.hex_extinction import (
     leak_exits,
     lit_hops,
 )
-from photonics.hex_routes import CellMeasurement, RoutePlanner
+from photonics.hex_routes import CellMeasurement, RoutePlanner, Way
 from photonics.progress import Progress
 from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances, full_scale_power_mW
 from photonics.thermal import DEFAULT_P_PI_MW, current_for_power
@@ -182,6 +186,36 @@ class CellBench:
         self.readings += len(rows)
         return np.asarray(self.measure(rows, source), dtype=float)
 
+    def sweep(
+        self,
+        how: CellMeasurement,
+        base: np.ndarray,
+        powers: np.ndarray,
+        span: tuple[float, float] | None = None,
+        dark_end: int = -1,
+    ) -> Fringe:
+        """The fringe of ``how.cell`` swept over ``powers`` (mW), the other heaters at ``base``
+        (mA), read on its detector (else on all but ``dark_end``); ``span``: P_pi bounds, mW."""
+        k = how.cell
+        rows = np.repeat(base[None], powers.size, axis=0)
+        rows[:, k] = self.current(k, powers)
+        seen = self.read(rows, how.source)
+        if how.detector >= 0:
+            signal = seen[:, how.detector]
+        else:
+            keep = np.ones(self.n_ports, bool)
+            if dark_end >= 0:
+                keep[dark_end] = False
+            signal = seen[:, keep].sum(axis=1)
+        return fit_fringe(powers, signal, p_pi_range_mW=span)
+
+    @staticmethod
+    def bias_of(fringe: Fringe, how: CellMeasurement) -> float:
+        """The cell's bias (rad, in [0, 2 pi)) from its fringe: the signal is the on exit's
+        power, ~ (1 + cos psi) / 2 when on is bar, (1 - cos psi) / 2 when on is cross, so its
+        phase is the bias, or the bias + pi."""
+        return float(np.mod(fringe.bias_rad - (np.pi if how.dark_state == BAR else 0.0), 2 * np.pi))
+
     def fit_cell(
         self, how: CellMeasurement, dark_end: int, known: np.ndarray, again: bool
     ) -> tuple[float, float, float]:
@@ -196,17 +230,7 @@ class CellBench:
         if again:
             powers = np.linspace(0, 2 * self.p_pi[k], REFINE_POINTS + 1)[:-1]
             span = (0.8 * self.p_pi[k], 1.25 * self.p_pi[k])
-        rows = np.repeat(base[None], powers.size, axis=0)
-        rows[:, k] = self.current(k, powers)
-        seen = self.read(rows, how.source)
-        if how.detector >= 0:
-            signal = seen[:, how.detector]
-        else:
-            keep = np.ones(self.n_ports, bool)
-            if dark_end >= 0:
-                keep[dark_end] = False
-            signal = seen[:, keep].sum(axis=1)
-        fringe = fit_fringe(powers, signal, p_pi_range_mW=span)
+        fringe = self.sweep(how, base, powers, span, dark_end)
         if fringe.amplitude < MIN_CONTRAST * fringe.rms_residual:
             raise FitError(
                 f"cell {k}: fringe amplitude {fringe.amplitude:.3g} is under {MIN_CONTRAST:g} "
@@ -215,9 +239,7 @@ class CellBench:
         p_pi = fringe.p_pi_mW
         if 2 * p_pi > self.p_max:
             raise FitError(f"cell {k}: P_pi = {p_pi:.3g} mW needs more than {self.p_max:.3g} mW")
-        # the signal is the on exit's power: ~ (1 + cos psi) / 2 when on is bar, (1 - cos psi)
-        # / 2 when on is cross, so its phase is the bias, or the bias + pi
-        bias = np.mod(fringe.bias_rad - (np.pi if how.dark_state == BAR else 0.0), 2 * np.pi)
+        bias = self.bias_of(fringe, how)
         on_off = np.nan
         if how.detector >= 0:
             self.p_pi[k], self.bias[k] = p_pi, bias
@@ -295,6 +317,13 @@ def _state_extinction(
         floor = on * 10 ** (-MAX_EXTINCTION_DB / 10)
         out[state, k] = 10 * np.log10(max(on / max(bound, floor, 1e-300), 1.0))
     return out
+
+
+def _shortest_first(way: Way) -> tuple[int, int, int]:
+    """Sort key of the ways to measure a cell: fewest route cells first (ties: the lit
+    endpoint, then the entry port-end)."""
+    m = way.measurement
+    return len(m.route), m.source, m.entry
 
 
 def _by_distance(mesh: WaveguideMesh, known: np.ndarray) -> list[int]:
@@ -395,26 +424,27 @@ def calibrate_recirculating(
                 option = found
                 break
             option = option or found
-        options = [] if option is None else [option]
-        if k in entry_cells:
-            more = {w for p in [*seen, *planners] for w in p.ways(k, every_turn=True)}
-            options += sorted(
-                (w for w in more if w.measurement.detector >= 0 and w != option),
-                key=lambda w: (len(w.measurement.route), w.measurement.source, w.measurement.entry),
-            )
-        for way in options:
+
+        def fits(way: Way) -> bool:
             if way.measurement in failed.get(k, ()):
-                continue  # the way that failed before
+                return False  # the way that failed before
             try:
                 p_pi, bias, ratio = bench.fit_cell(way.measurement, way.dark_end, known, known[k])
             except FitError:
                 failed.setdefault(k, set()).add(way.measurement)
-                continue
+                return False
             bench.p_pi[k], bench.bias[k] = p_pi, bias
             on_off_db[k] = ratio
             how[k] = way.measurement
             return True
-        return False
+
+        if option is not None and fits(option):
+            return True
+        if k not in entry_cells:
+            return False
+        more = {w for p in [*seen, *planners] for w in p.ways(k, every_turn=True)}
+        rest = (w for w in more if w.measurement.detector >= 0 and w != option)
+        return any(fits(w) for w in sorted(rest, key=_shortest_first))
 
     # growth: each round measures the cells the calibrated region reaches, then adds them
     while True:

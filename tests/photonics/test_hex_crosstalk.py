@@ -12,11 +12,10 @@ import pytest
 from photonics.calibration import same_calibration
 from photonics.errors import FitError
 from photonics.hex_crosstalk import calibrate_recirculating_crosstalk
-from photonics.hex_selfcal import calibrate_recirculating
 from photonics.lattices import hexagonal_mesh
 from photonics.mesh_chip import MeshChip, MeshChipSpec
 from photonics.switch_geometry import hexagonal_switch, spread_endpoints
-from tests.photonics.test_hex_selfcal import BIAS_TOL_RAD, _measure
+from tests.photonics.test_hex_selfcal import BIAS_TOL_RAD, _measure, _run
 
 
 def _chip(unit_length_um: float = 100.0, seed: int = 0) -> MeshChip:
@@ -26,16 +25,7 @@ def _chip(unit_length_um: float = 100.0, seed: int = 0) -> MeshChip:
 
 def _calibrate(chip: MeshChip, log: list[float] | None = None, budget: float = np.inf):
     measure = _measure(chip, log=log)
-    found = calibrate_recirculating(
-        chip.mesh,
-        chip.endpoints,
-        measure,
-        chip.heater_voltage,
-        chip.n_heaters,
-        chip.spec.max_current_mA,
-        power_budget_mW=budget,
-    )
-    return found, measure
+    return _run(chip, measure=measure, power_budget_mW=budget), measure
 
 
 def _crosstalk(chip: MeshChip, found, measure, **kw):
