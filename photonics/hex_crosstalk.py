@@ -73,11 +73,6 @@ def _victim_bias(bench: CellBench, how: CellMeasurement, base: np.ndarray) -> fl
     return bench.bias_of(bench.sweep(how, base, powers, (0.8 * p_pi, 1.25 * p_pi)), how)
 
 
-def _power(bench: CellBench, currents: np.ndarray) -> np.ndarray:
-    """Each heater's power (mW) at ``currents`` (mA, ``(..., H)``) by the fitted resistances."""
-    return 1e-3 * currents**2 * (bench.a * currents**2 + bench.c)
-
-
 def calibrate_recirculating_crosstalk(
     found: HexSelfCalibration,
     endpoints_count: int,
@@ -117,7 +112,7 @@ def calibrate_recirculating_crosstalk(
             continue
         ways[int(v)], bases[int(v)] = how, base
         route = {c for c, _ in how.route}
-        own = _power(bench, base)
+        own = bench.power(base)
         for a in np.flatnonzero(trusted & (distance[v] <= radius_um) & (np.arange(n) != v)):
             swing = 2 * bench.p_pi[a] if a in route else bench.p_max - own[a]
             if own[a] + swing <= bench.p_max * (1 + 1e-9) and swing > 0:
@@ -129,7 +124,7 @@ def calibrate_recirculating_crosstalk(
         how = ways[v]
         for a, swing in ((a, s) for victim, a, s in chosen if victim == v):
             hot = bases[v].copy()
-            hot[a] = bench.current(a, _power(bench, hot)[a] + swing)
+            hot[a] = bench.current(a, bench.power(hot)[a] + swing)
             try:  # both readings with the same parked cells: only the aggressor differs
                 hot = bench.within_budget(hot, [v, a, *(c for c, _ in how.route)])
             except FitError:
@@ -152,7 +147,7 @@ def calibrate_recirculating_crosstalk(
     K = np.zeros((cal.n_heaters, cal.n_heaters))
     K[:n, :n] = differential_crosstalk(HeaterLayout(pos), law).toarray()
     # each trusted cell's bias holds K times its neighbours' own phases during its last fringe
-    own_phase = np.pi * _power(bench, np.nan_to_num(found.fringe_base_mA)) / bench.p_pi
+    own_phase = np.pi * bench.power(np.nan_to_num(found.fringe_base_mA)) / bench.p_pi
     warmth = np.einsum("va,va->v", K[:n, :n], own_phase[:, :n])
     bias = cal.bias_rad.copy()
     bias[:n] = np.where(trusted, np.mod(bias[:n] - warmth, 2 * np.pi), bias[:n])

@@ -81,6 +81,13 @@ TRUSTED_ON_OFF_DB = 20.0
 BUDGET_SHARE = 0.98
 #: Refinement passes stop once no bias moves by more than this, rad.
 REFINED_RAD = 0.02
+#: Two ways agree on a cell when their biases differ by less than this (rad) and their P_pi
+#: by less than :data:`AGREE_P_PI` (relative): noise and the ways' own errors stay well under
+#: both; a route through a cell set wrong moves a bias by about pi.
+AGREE_RAD = 0.2
+AGREE_P_PI = 0.05
+#: Other ways a refined cell is measured to confirm its fit, at most.
+CHECKS = 2
 #: Points of a re-measured cell's sweep over one period.
 REFINE_POINTS = 6
 #: Readings of a cell's leak averaged for its extinction in one state.
@@ -146,6 +153,10 @@ class CellBench:
         found = current_for_power(power_mW, self.c[cell], self.a[cell])
         return np.minimum(found, self.max_current_mA)
 
+    def power(self, currents_mA: np.ndarray) -> np.ndarray:
+        """Each heater's power (mW) at ``currents_mA`` (``(..., H)``) by the fitted resistances."""
+        return 1e-3 * currents_mA**2 * (self.a * currents_mA**2 + self.c)
+
     def state_power(self, cells: np.ndarray, states: np.ndarray) -> np.ndarray:
         """Power (mW, in [0, 2 P_pi)) that sets ``cells`` to ``states`` (0 bar, 1 cross)."""
         return np.mod(np.pi * states - self.bias[cells], 2 * np.pi) * self.p_pi[cells] / np.pi
@@ -154,7 +165,7 @@ class CellBench:
         """``base`` with parked cells (not ``needed``, the swept cell first) turned off, the
         warmest first, until it and the swept cell at ``p_max`` fit the power budget;
         :class:`FitError` if the ``needed`` cells alone do not."""
-        power = 1e-3 * base**2 * (self.a * base**2 + self.c)
+        power = self.power(base)
         power[needed[0]] = self.p_max
         spare = np.setdiff1d(np.flatnonzero(base), needed)
         spare = spare[np.argsort(-power[spare], kind="stable")]
@@ -411,19 +422,15 @@ def calibrate_recirculating(
             others[k] = False
             yield RoutePlanner(mesh, endpoints, others)
 
-    def measure_cell(k: int, planners: Iterable[RoutePlanner]) -> bool:
-        """Measure cell ``k`` the first way of ``planners`` that reads one detector, else the
-        first way found at all; an endpoint's own cell, without which the endpoint is lost,
-        then every other way that reads one detector, shortest first, until one fits."""
+    def measure_cell(k: int, planners: Iterable[RoutePlanner]) -> list[RoutePlanner]:
+        """Measure cell ``k`` each planner's way in turn, those that read one detector, until
+        one fits; when no planner has one, the first way found at all; an endpoint's own cell,
+        without which the endpoint is lost, then every other way that reads one detector,
+        shortest first, until one fits. The planners looked at when a way fitted, else none."""
         planners = iter(planners)
-        seen, option = [], None
-        for planner in planners:
-            seen.append(planner)
-            found = planner.plan(k)
-            if found is not None and found.measurement.detector >= 0:
-                option = found
-                break
-            option = option or found
+        seen: list[RoutePlanner] = []
+        tried: list[Way] = []
+        summed = None
 
         def fits(way: Way) -> bool:
             if way.measurement in failed.get(k, ()):
@@ -438,13 +445,66 @@ def calibrate_recirculating(
             how[k] = way.measurement
             return True
 
-        if option is not None and fits(option):
-            return True
+        for planner in planners:
+            seen.append(planner)
+            found = planner.plan(k)
+            if found is None or found in tried:
+                continue
+            if found.measurement.detector < 0:
+                summed = summed or found
+                continue
+            tried.append(found)
+            if fits(found):
+                return seen
+        if not tried and summed is not None and fits(summed):
+            return seen
         if k not in entry_cells:
-            return False
-        more = {w for p in [*seen, *planners] for w in p.ways(k, every_turn=True)}
-        rest = (w for w in more if w.measurement.detector >= 0 and w != option)
-        return any(fits(w) for w in sorted(rest, key=_shortest_first))
+            return []
+        more = {w for p in seen for w in p.ways(k, every_turn=True)}
+        rest = (w for w in more if w.measurement.detector >= 0 and w not in tried)
+        return seen if any(fits(w) for w in sorted(rest, key=_shortest_first)) else []
+
+    def confirmed(k: int, planners: list[RoutePlanner]) -> bool:
+        """Whether cell ``k``'s fit just made agrees with another way's (:data:`AGREE_RAD`,
+        :data:`AGREE_P_PI`), up to :data:`CHECKS` other clean ways through ``planners``' cells,
+        fewest shared route cells first: the first two fits that agree are averaged. A route
+        through a cell set wrong can give a clean fringe with the bias off by pi; two routes
+        rarely share that error. A fit alone counts when no other way gives a clean one and its
+        routes crossed only calibrated cells."""
+        first = how[k]
+        route = {c for c, _ in first.route}  # type: ignore[union-attr]
+        fits = [(bench.p_pi[k], bench.bias[k], bench.fringe_base[k])]
+        ways = {w for p in planners for w in p.ways(k)}
+        others = [w for w in ways if w.measurement.detector >= 0 and w.measurement != first]
+        others.sort(
+            key=lambda w: (len(route & {c for c, _ in w.measurement.route}), *_shortest_first(w))
+        )
+        for way in others[:CHECKS]:
+            try:
+                p_pi, bias, ratio = bench.fit_cell(way.measurement, way.dark_end, known, True)
+            except FitError:
+                continue
+            if not ratio >= TRUSTED_ON_OFF_DB:
+                continue
+            new = (p_pi, bias, bench.fringe_base[k])
+            for old in fits:
+                if (
+                    abs(np.angle(np.exp(1j * (new[1] - old[1])))) < AGREE_RAD
+                    and abs(new[0] / old[0] - 1) < AGREE_P_PI
+                ):
+                    bench.p_pi[k] = (new[0] + old[0]) / 2
+                    bench.bias[k] = np.mod(
+                        np.angle(np.exp(1j * new[1]) + np.exp(1j * old[1])), 2 * np.pi
+                    )
+                    # the mean of the two fringes' neighbours' powers, for the crosstalk step
+                    heaters = np.arange(bench.n_heaters)
+                    bench.fringe_base[k] = bench.current(
+                        heaters, (bench.power(new[2]) + bench.power(old[2])) / 2
+                    )
+                    return True
+            fits.append(new)
+        bench.p_pi[k], bench.bias[k], bench.fringe_base[k] = fits[0]
+        return len(fits) == 1 and all(known[c] for c in route)
 
     # growth: each round measures the cells the calibrated region reaches, then adds them
     while True:
@@ -473,16 +533,15 @@ def calibrate_recirculating(
             if progress is not None:
                 progress("refine cells", i, len(cells))
             # a calibrated cell is measured through trusted cells, else through calibrated
-            # ones (an endpoint's own cell, without which the endpoint is lost, else through
-            # any: the on/off ratio tells whether the routes worked; elsewhere that lets a few
-            # cells through with their bias off by pi); one not yet calibrated through any
-            # cell, guesses being all there is
+            # ones, else through any (a cell first calibrated through guesses may have no
+            # other way); one not yet calibrated through calibrated cells (the ones around
+            # have moved since its last try), else through any, guesses being all there is.
+            # Either way it is trusted only when a second way confirms it
             every = np.ones(n, bool)
-            regions = (trusted, known) if known[k] else (every,)
-            if known[k] and k in entry_cells:
-                regions = (*regions, every)
-            if measure_cell(k, through(k, *regions)):
-                trusted[k] = known[k] and clean(k)
+            regions = (trusted, known, every) if known[k] else (known, every)
+            used = measure_cell(k, through(k, *regions))
+            if used:
+                trusted[k] = known[k] and clean(k) and confirmed(k, used)
                 if not known[k]:
                     known[k] = True
                     order.append(k)
