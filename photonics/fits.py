@@ -178,21 +178,34 @@ def _local_minima(r: np.ndarray, k: int) -> np.ndarray:
     return idx[np.argsort(r[idx], kind="stable")[:k]]
 
 
-def _linear_start(w0: float, u: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """(o, C, S, w0): the exact linear fit at the trial frequency ``w0``."""
-    design = np.column_stack([np.ones_like(u), np.cos(w0 * u), np.sin(w0 * u)])
+def _columns(w: float, u: np.ndarray, harmonics: int) -> list[np.ndarray]:
+    """The model's linear columns at frequency ``w``: 1, then cos and sin of each ``m w u``."""
+    cols = [np.ones_like(u)]
+    for m in range(1, harmonics + 1):
+        cols += [np.cos(m * w * u), np.sin(m * w * u)]
+    return cols
+
+
+def _linear_start(w0: float, u: np.ndarray, y: np.ndarray, harmonics: int = 1) -> np.ndarray:
+    """(o, C1, S1, ..., w0): the exact linear fit at the trial frequency ``w0``."""
+    design = np.column_stack(_columns(w0, u, harmonics))
     return np.append(np.linalg.lstsq(design, y, rcond=None)[0], w0)
 
 
-def _refine(x0: np.ndarray, u: np.ndarray, y: np.ndarray, tol: float) -> tuple[np.ndarray, float]:
-    """Least-squares refinement of (o, C, S, w) from ``x0``: (solution, residual sum of squares)."""
+def _refine(
+    x0: np.ndarray, u: np.ndarray, y: np.ndarray, tol: float, harmonics: int = 1
+) -> tuple[np.ndarray, float]:
+    """Least-squares refinement of (o, C1, S1, ..., w) from ``x0``: (solution, residual sum of
+    squares); the model is ``o + sum_m C_m cos(m w u) + S_m sin(m w u)``."""
+    m = np.arange(1, harmonics + 1)[:, None]
 
     def resid(x: np.ndarray) -> np.ndarray:
-        return x[0] + x[1] * np.cos(x[3] * u) + x[2] * np.sin(x[3] * u) - y
+        return np.column_stack(_columns(x[-1], u, harmonics)) @ x[:-1] - y
 
     def jac(x: np.ndarray) -> np.ndarray:
-        c, s = np.cos(x[3] * u), np.sin(x[3] * u)
-        return np.column_stack([np.ones_like(u), c, s, u * (x[2] * c - x[1] * s)])
+        c, s = np.cos(m * x[-1] * u), np.sin(m * x[-1] * u)
+        dw = (m * u * (x[2:-1:2, None] * c - x[1:-1:2, None] * s)).sum(axis=0)
+        return np.column_stack([*_columns(x[-1], u, harmonics), dw])
 
     # (o, C, S, w) rather than (o, A, bias, w): smooth everywhere, even at zero amplitude
     sol = least_squares(resid, x0, jac=jac, method="lm", xtol=tol, ftol=tol, gtol=tol)
@@ -203,6 +216,7 @@ def fit_fringe(
     power_mW: ArrayLike,
     detected: ArrayLike,
     p_pi_range_mW: tuple[float, float] | None = None,
+    harmonics: int = 1,
 ) -> Fringe:
     """Fit ``detected = offset + amplitude cos(pi P / P_pi + bias)`` to a sweep of one heater's
     electrical power ``P`` (mW).
@@ -217,13 +231,23 @@ def fit_fringe(
     span the sweep covers less than a quarter fringe. The refined ``P_pi`` may leave the
     range slightly.
 
+    ``harmonics`` > 1 adds the fringe's overtones ``cos(m (pi P / P_pi) + b_m)``, m up to
+    ``harmonics``, with free amplitudes and phases, refined from the cosine's fit: light that
+    crosses the heater's cell more than once (a loop of a recirculating mesh) puts them in the
+    signal, and a cosine alone then misreads P_pi by up to 1-2 %. ``amplitude`` and ``bias`` are
+    the fundamental's. It needs more than ``2 harmonics + 2`` points.
+
     Returns ``amplitude >= 0`` and ``bias`` in [0, 2 pi). Raises :class:`FitError` for fewer
     than 5 points, a sweep whose power does not vary, or data without contrast (the fitted
     fringe explains less than half of the detected variance).
     """
     p, y = _paired("power_mW", power_mW, "detected", detected)
-    if p.size < 5:
-        raise FitError(f"fit_fringe needs at least 5 points, got {p.size}")
+    if not (isinstance(harmonics, int) and harmonics >= 1):
+        raise SettingsError(f"harmonics must be an integer >= 1, got {harmonics!r}")
+    need = max(5, 2 * harmonics + 3)
+    if p.size < need:
+        overtones = f" with {harmonics} harmonics" if harmonics > 1 else ""
+        raise FitError(f"fit_fringe{overtones} needs at least {need} points, got {p.size}")
     span = float(np.ptp(p))
     if span == 0:
         raise FitError(f"power_mW does not vary (all {float(p[0])!r} mW): no fringe to fit")
@@ -271,11 +295,14 @@ def fit_fringe(
         raise FitError("fit_fringe did not converge to a fringe of non-zero frequency")
     # polish the winner to machine precision (cheap from a converged start)
     best_x, best_cost = _refine(best_x, u, ys, tol=1e-15)
+    explained = 1 - best_cost / float(np.dot(ys, ys))
+    if harmonics > 1:
+        start = _linear_start(float(best_x[-1]), u, ys, harmonics)
+        best_x, best_cost = _refine(start, u, ys, 1e-15, harmonics)
 
-    o, C, S, w = best_x
+    o, C, S, w = best_x[0], best_x[1], best_x[2], best_x[-1]
     if w < 0:  # cos(-w u + b) = cos(w u - b): same fringe, mirrored phase
         w, S = -w, -S
-    explained = 1 - best_cost / float(np.dot(ys, ys))
     if explained < _MIN_EXPLAINED:
         raise FitError(
             f"detected has no usable contrast: the best fringe explains only {explained:.1%} "

@@ -185,6 +185,50 @@ def test_fringe_refuses_noise_without_a_fringe() -> None:
         fit_fringe(p, 1.0 + rng.normal(0, 0.01, p.size))
 
 
+@given(
+    p_pi=st.floats(1, 30),
+    bias=st.floats(0, TWO_PI, exclude_max=True),
+    overtone=st.floats(0, 0.3),
+    overtone_phase=st.floats(0, TWO_PI),
+    points=st.integers(8, 16),
+)
+def test_fringe_with_harmonics_recovers_p_pi_from_one_period_with_an_overtone(
+    p_pi, bias, overtone, overtone_phase, points
+) -> None:
+    # light crossing a cell twice (a loop of a recirculating mesh) adds cos(2 phase): a
+    # cosine alone then misreads P_pi (up to 1.7 % on 32-endpoint mesh chips)
+    p = np.linspace(0, 2 * p_pi, points + 1)[:-1]
+    phase = np.pi * p / p_pi + bias
+    y = 1.0 + np.cos(phase) + overtone * np.cos(2 * phase + overtone_phase)
+    fit = fit_fringe(p, y, p_pi_range_mW=(0.8 * p_pi, 1.25 * p_pi), harmonics=2)
+    assert fit.p_pi_mW == pytest.approx(p_pi, rel=1e-6)
+    assert phase_error(fit.bias_rad, bias) < 1e-6
+    assert fit.amplitude == pytest.approx(1.0, rel=1e-6)
+    assert fit.rms_residual < 1e-6
+
+
+def test_a_cosine_alone_misreads_p_pi_when_the_fringe_has_an_overtone() -> None:
+    p = np.linspace(0, 2 * 21.4, 9)[:-1]
+    phase = np.pi * p / 21.4 + 1.0
+    y = 1.0 + np.cos(phase) + 0.05 * np.cos(2 * phase + 0.5)
+    assert abs(fit_fringe(p, y).p_pi_mW / 21.4 - 1) > 1e-3
+    assert fit_fringe(p, y, harmonics=2).p_pi_mW == pytest.approx(21.4, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("harmonics", "points", "error", "match"),
+    [
+        (0, 20, SettingsError, "harmonics must be an integer >= 1, got 0"),
+        (1.5, 20, SettingsError, "harmonics must be an integer >= 1, got 1.5"),
+        (2, 6, FitError, "with 2 harmonics needs at least 7 points, got 6"),
+    ],
+)
+def test_fringe_rejects_bad_harmonics(harmonics, points, error, match) -> None:
+    p = np.linspace(0, 40, points)
+    with pytest.raises(error, match=match):
+        fit_fringe(p, fringe(p, 21.4, 1.0, 1.0, 1.0), harmonics=harmonics)
+
+
 @pytest.mark.parametrize(
     ("power", "detected", "error", "match"),
     [

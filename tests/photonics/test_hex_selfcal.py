@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from photonics.hex_extinction import default_extinction_db
+from photonics.hex_routes import RoutePlanner
 from photonics.hex_selfcal import calibrate_recirculating
 from photonics.mesh_chip import MeshChip, MeshChipSpec
 from photonics.mzi import state_extinction_db
 from photonics.switch_geometry import hexagonal_switch, switch_32
 
 #: Stated accuracy of a fitted cell (docs/calibration-hex.md): bias within 0.05 rad, P_pi
-#: within 2 %; at most a third of the cells dead on an 8-endpoint chip (seed 2: 17 of 63).
+#: within 2 %.
 BIAS_TOL_RAD, P_PI_TOL = 0.05, 0.02
 #: Stated margin of the measured extinction (docs/calibration-hex.md): never more than this
 #: above a cell's true extinction in a state, dB.
@@ -70,10 +71,18 @@ def test_fitted_cells_recover_their_p_pi_and_bias(calibrated) -> None:
     chip, found = calibrated
     cal, true = found.calibration, chip.heaters
     fitted = np.flatnonzero(cal.phase_fitted)
-    assert fitted.size >= chip.n_cells * 2 // 3
     bias_error = np.angle(np.exp(1j * (cal.bias_rad - true.bias_rad)))[fitted]
     assert np.abs(bias_error).max() < BIAS_TOL_RAD
     assert np.abs(cal.p_pi_mW[fitted] / true.p_pi_mW[fitted] - 1).max() < P_PI_TOL
+
+
+def test_only_cells_no_way_reads_on_one_detector_are_dead(calibrated) -> None:
+    # the six corner cells; 17 of 63 cells were dead on seed 2 while a fit through a route
+    # set wrong could be trusted (see the 32-endpoint test below)
+    chip, found = calibrated
+    mesh, ends = chip.mesh, chip.endpoints
+    unreadable = [k for k in range(chip.n_cells) if not _single_detector_ways(mesh, ends, k)]
+    assert set(found.dead) == set(unreadable)
 
 
 def test_resistances_come_from_the_iv_sweeps(calibrated) -> None:
@@ -200,3 +209,27 @@ def test_every_endpoints_own_cell_is_calibrated_on_a_32_endpoint_chip() -> None:
     error = np.angle(np.exp(1j * (cal.bias_rad - h.bias_rad)))[cells]
     assert np.abs(error).max() < BIAS_TOL_RAD
     assert np.abs(cal.p_pi_mW[cells] / h.p_pi_mW[cells] - 1).max() < P_PI_TOL
+
+
+@pytest.mark.slow  # ~1.5 min
+def test_a_fit_through_a_route_set_wrong_is_not_trusted_on_a_32_endpoint_chip() -> None:
+    # chip 1 with noise seed 7: fringes read through routes whose cells were set wrong fitted
+    # with the bias off by pi and still passed the on/off check; cells measured through them
+    # then failed (27 dead) and cell 32 ended trusted 3.07 rad off. Only the cells no way reads
+    # on one detector may stay dead.
+    mesh, ends = switch_32()
+    chip = MeshChip(mesh, ends, MeshChipSpec(seed=1))
+    found = _run(chip)
+    unreadable = [k for k in range(chip.n_cells) if not _single_detector_ways(mesh, ends, k)]
+    assert set(found.dead) == set(unreadable)
+    fitted = found.calibration.phase_fitted[: chip.n_cells]
+    error = np.angle(np.exp(1j * (found.calibration.bias_rad - chip.heaters.bias_rad)))
+    assert np.abs(error[: chip.n_cells][fitted]).max() < BIAS_TOL_RAD
+
+
+def _single_detector_ways(mesh, ends, cell: int) -> list:
+    """The ways to measure ``cell`` read on one detector, every other cell set."""
+    allowed = np.ones(mesh.n_cells, bool)
+    allowed[cell] = False
+    ways = RoutePlanner(mesh, ends, allowed).ways(cell, every_turn=True)
+    return [w for w in ways if w.measurement.detector >= 0]
