@@ -13,9 +13,9 @@ from photonics.mesh_chip import MeshChip, MeshChipSpec
 from photonics.mzi import state_extinction_db
 from photonics.switch_geometry import hexagonal_switch, switch_32
 
-#: Stated accuracy of a fitted cell (docs/calibration-hex.md): bias within 0.05 rad, P_pi
-#: within 2 %.
-BIAS_TOL_RAD, P_PI_TOL = 0.05, 0.02
+#: Stated accuracy of a fitted cell (docs/calibration-hex.md): bias within 0.025 rad, P_pi
+#: within 0.2 % (a cosine fit without the second harmonic missed P_pi by up to 1.7 %).
+BIAS_TOL_RAD, P_PI_TOL = 0.025, 0.002
 #: Stated margin of the measured extinction (docs/calibration-hex.md): never more than this
 #: above a cell's true extinction in a state, dB.
 OPTIMISTIC_MARGIN_DB = 1.0
