@@ -235,11 +235,11 @@ def fit_fringe(
     ``harmonics``, with free amplitudes and phases, refined from the cosine's fit: light that
     crosses the heater's cell more than once (a loop of a recirculating mesh) puts them in the
     signal, and a cosine alone then misreads P_pi by up to 1-2 %. ``amplitude`` and ``bias`` are
-    the fundamental's. It needs more than ``2 harmonics + 2`` points.
+    the fundamental's.
 
     Returns ``amplitude >= 0`` and ``bias`` in [0, 2 pi). Raises :class:`FitError` for fewer
-    than 5 points, a sweep whose power does not vary, or data without contrast (the fitted
-    fringe explains less than half of the detected variance).
+    than 5 points (``2 harmonics + 3`` with overtones), a sweep whose power does not vary, or
+    data without contrast (the fitted fringe explains less than half of the detected variance).
     """
     p, y = _paired("power_mW", power_mW, "detected", detected)
     if not (isinstance(harmonics, int) and harmonics >= 1):

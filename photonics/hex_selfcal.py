@@ -28,8 +28,10 @@ detectors at the endpoints only:
    the cleanest fringe, and its on/off ratio is the cell's extinction in the dark state. The
    fringe's period gives P_pi, its phase the bias. The first cells are those whose dark exit is
    an edge port itself (the outer arm of a boundary cell).
-3. a refinement pass measures every cell again with all the others calibrated, so no fringe
-   carries light scattered by cold cells.
+3. refinement passes measure every cell again with all the others calibrated, so no fringe
+   carries light scattered by cold cells; each fit is confirmed through a second way (a route
+   through a cell set wrong can give a clean fringe with the bias off by pi), and every
+   fringe is fitted with its second harmonic (light crossing the cell twice around a loop).
 4. each trusted cell's extinction in each state (bar, cross): light routed through it onto a
    detector at the exit that state darkens, read with the cell set to the state (the leak,
    averaged) and to the other one, on a detector no other lit cell's first-order leak reaches
@@ -476,7 +478,7 @@ def calibrate_recirculating(
         routes crossed only calibrated cells."""
         first = how[k]
         route = {c for c, _ in first.route}  # type: ignore[union-attr]
-        fits = [(bench.p_pi[k], bench.bias[k], bench.fringe_base[k])]
+        seen = [(bench.p_pi[k], bench.bias[k], bench.fringe_base[k])]
         ways = {w for p in planners for w in p.ways(k)}
         others = [w for w in ways if w.measurement.detector >= 0 and w.measurement != first]
         others.sort(
@@ -490,7 +492,7 @@ def calibrate_recirculating(
             if not ratio >= TRUSTED_ON_OFF_DB:
                 continue
             new = (p_pi, bias, bench.fringe_base[k])
-            for old in fits:
+            for old in seen:
                 if (
                     abs(np.angle(np.exp(1j * (new[1] - old[1])))) < AGREE_RAD
                     and abs(new[0] / old[0] - 1) < AGREE_P_PI
@@ -505,9 +507,9 @@ def calibrate_recirculating(
                         heaters, (bench.power(new[2]) + bench.power(old[2])) / 2
                     )
                     return True
-            fits.append(new)
-        bench.p_pi[k], bench.bias[k], bench.fringe_base[k] = fits[0]
-        return len(fits) == 1 and all(known[c] for c in route)
+            seen.append(new)
+        bench.p_pi[k], bench.bias[k], bench.fringe_base[k] = seen[0]
+        return len(seen) == 1 and all(known[c] for c in route)
 
     # growth: each round measures the cells the calibrated region reaches, then adds them
     while True:
@@ -539,7 +541,7 @@ def calibrate_recirculating(
             # ones, else through any (a cell first calibrated through guesses may have no
             # other way); one not yet calibrated through calibrated cells (the ones around
             # have moved since its last try), else through any, guesses being all there is.
-            # Either way it is trusted only when a second way confirms it
+            # Either way it is trusted only when a second way confirms it (see confirmed())
             every = np.ones(n, bool)
             regions = (trusted, known, every) if known[k] else (known, every)
             used = measure_cell(k, through(k, *regions))
