@@ -33,6 +33,8 @@ _SCAN_OVERSAMPLE = 16
 _SCAN_MAX_POINTS = 200_000
 #: Scan local minima refined by least squares (guards against a noisy scan picking a side lobe).
 _SCAN_CANDIDATES = 5
+#: How far (a factor) a fit with overtones may leave the scanned frequency range.
+_OVERTONE_SLACK = 1.1
 #: Smallest fraction of the detected variance a fringe fit must explain (amplitude ~ 1.4 x noise).
 _MIN_EXPLAINED = 0.5
 
@@ -168,6 +170,30 @@ def _scan_residuals(w: np.ndarray, u: np.ndarray, y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _scan_harmonics(w: np.ndarray, u: np.ndarray, y: np.ndarray, harmonics: int) -> np.ndarray:
+    """Residual sum of squares of the best ``o + sum_m C_m cos(m w u) + S_m sin(m w u)`` for
+    every ``w``: exact linear fits, a block of trial frequencies at a time."""
+    out = np.empty(w.size)
+    m = np.arange(1, harmonics + 1)
+    for start in range(0, w.size, 2048):
+        arg = w[start : start + 2048, None, None] * u[None, :, None] * m
+        design = np.concatenate([np.ones((*arg.shape[:2], 1)), np.cos(arg), np.sin(arg)], axis=2)
+        coef = np.linalg.pinv(design) @ y
+        r = y - np.einsum("gnk,gk->gn", design, coef)
+        out[start : start + 2048] = (r * r).sum(axis=1)
+    return out
+
+
+def _fundamental(x: np.ndarray, w_lo: float, w_hi: float) -> bool:
+    """Whether a fit with overtones (o, C1, S1, ..., w) is a fringe and its overtones: its
+    frequency near the scanned range (a sparse sweep has far, degenerate optima) and its
+    fundamental the largest term (a cosine is fitted exactly at half its frequency too, by the
+    second harmonic)."""
+    amplitudes = np.hypot(x[1:-1:2], x[2:-1:2])
+    near = w_lo / _OVERTONE_SLACK <= abs(x[-1]) <= w_hi * _OVERTONE_SLACK
+    return bool(near and amplitudes[0] >= amplitudes[1:].max())
+
+
 def _local_minima(r: np.ndarray, k: int) -> np.ndarray:
     """Indices of up to ``k`` lowest local minima of ``r`` (end points count)."""
     if r.size == 1:
@@ -284,21 +310,22 @@ def fit_fringe(
             f"(at most {_SCAN_MAX_POINTS}); narrow the range"
         )
     w_grid = np.linspace(w_lo, w_hi, max(n_scan, 2))
-    scan = _scan_residuals(w_grid, u, ys)
+    starts = _local_minima(_scan_residuals(w_grid, u, ys), _SCAN_CANDIDATES)
+    if harmonics > 1:  # and the model's own scan (a strong overtone moves the cosine's)
+        more = _local_minima(_scan_harmonics(w_grid, u, ys, harmonics), _SCAN_CANDIDATES)
+        starts = np.union1d(starts, more)
 
     best_x, best_cost = None, math.inf
-    for i in _local_minima(scan, _SCAN_CANDIDATES):
-        x, cost = _refine(_linear_start(float(w_grid[i]), u, ys), u, ys, tol=1e-8)
-        if cost < best_cost and x[3] != 0:
+    for i in starts:
+        start = _linear_start(float(w_grid[i]), u, ys, harmonics)
+        x, cost = _refine(start, u, ys, 1e-8, harmonics)
+        if cost < best_cost and x[-1] != 0 and (harmonics == 1 or _fundamental(x, w_lo, w_hi)):
             best_x, best_cost = x, cost
     if best_x is None:
         raise FitError("fit_fringe did not converge to a fringe of non-zero frequency")
     # polish the winner to machine precision (cheap from a converged start)
-    best_x, best_cost = _refine(best_x, u, ys, tol=1e-15)
+    best_x, best_cost = _refine(best_x, u, ys, 1e-15, harmonics)
     explained = 1 - best_cost / float(np.dot(ys, ys))
-    if harmonics > 1:
-        start = _linear_start(float(best_x[-1]), u, ys, harmonics)
-        best_x, best_cost = _refine(start, u, ys, 1e-15, harmonics)
 
     o, C, S, w = best_x[0], best_x[1], best_x[2], best_x[-1]
     if w < 0:  # cos(-w u + b) = cos(w u - b): same fringe, mirrored phase

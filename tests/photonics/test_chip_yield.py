@@ -204,10 +204,6 @@ def test_a_hexagonal_study_calibrates_routes_and_measures_each_recirculating_chi
     study = YieldStudy(ports=4, chips=4, mesh="hexagonal", seed=3)
     rows = [run_chip(study, i) for i in (1, 2)]
     assert rows == [run_chip(study, i) for i in (1, 2)]  # the chip's seed decides
-    # chip 3: the calibration cannot fit an endpoint's own cell any way, so that port is lost
-    lost = run_chip(study, 3)
-    assert not lost["calibrated"] and not lost["passed"] and lost["readings"] > 1000
-    assert math.isnan(lost["worst_isolation_db"])
     for row in rows:
         assert row["calibrated"] and row["readings"] > 1000  # through its 4 photodiodes
         assert row["matchings"] == 3  # the all-to-all of 4 endpoints
@@ -222,8 +218,13 @@ def test_a_hexagonal_study_calibrates_routes_and_measures_each_recirculating_chi
     assert on_ring["worst_isolation_db"] >= rows[0]["worst_isolation_db"] - 3
     # wider couplers leak more: the same chips (errors drawn 3.3 times larger) isolate worse
     wide = YieldStudy(ports=4, chips=3, mesh="hexagonal", seed=3, coupler_sigma=0.03)
-    worst = [run_chip(wide, i)["worst_isolation_db"] for i in (1, 2)]
-    assert max(worst) < min(r["worst_isolation_db"] for r in rows) - 3
+    worst = run_chip(wide, 2)["worst_isolation_db"]
+    assert worst < rows[1]["worst_isolation_db"] - 3
+    # and wide chip 1's calibration cannot fit an endpoint's own cell any way: that port is
+    # lost (none of the first 40 chips at the default spread loses one)
+    lost = run_chip(wide, 1)
+    assert not lost["calibrated"] and not lost["passed"] and lost["readings"] > 1000
+    assert math.isnan(lost["worst_isolation_db"])
 
 
 @pytest.mark.parametrize(
