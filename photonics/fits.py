@@ -33,7 +33,8 @@ _SCAN_OVERSAMPLE = 16
 _SCAN_MAX_POINTS = 200_000
 #: Scan local minima refined by least squares (guards against a noisy scan picking a side lobe).
 _SCAN_CANDIDATES = 5
-#: How far (a factor) a fit with overtones may leave the scanned frequency range.
+#: How far (a factor) a fit with overtones may leave the scanned frequency range and still
+#: count as near it.
 _OVERTONE_SLACK = 1.1
 #: Smallest fraction of the detected variance a fringe fit must explain (amplitude ~ 1.4 x noise).
 _MIN_EXPLAINED = 0.5
@@ -184,14 +185,16 @@ def _scan_harmonics(w: np.ndarray, u: np.ndarray, y: np.ndarray, harmonics: int)
     return out
 
 
-def _fundamental(x: np.ndarray, w_lo: float, w_hi: float) -> bool:
-    """Whether a fit with overtones (o, C1, S1, ..., w) is a fringe and its overtones: its
-    frequency near the scanned range (a sparse sweep has far, degenerate optima) and its
-    fundamental the largest term (a cosine is fitted exactly at half its frequency too, by the
-    second harmonic)."""
+def _overtone_rank(x: np.ndarray, w_lo: float, w_hi: float) -> int:
+    """How a fit with overtones (o, C1, S1, ..., w) is a fringe and its overtones: 0 when its
+    frequency is near the scanned range and its fundamental the largest term, 1 when only the
+    latter (a sparse sweep also has far, degenerate optima: taken only when nothing is near),
+    2 when an overtone is larger (a cosine is fitted exactly at half its frequency too, by the
+    second harmonic): not a fit."""
     amplitudes = np.hypot(x[1:-1:2], x[2:-1:2])
-    near = w_lo / _OVERTONE_SLACK <= abs(x[-1]) <= w_hi * _OVERTONE_SLACK
-    return bool(near and amplitudes[0] >= amplitudes[1:].max())
+    if amplitudes[0] < amplitudes[1:].max():
+        return 2
+    return 0 if w_lo / _OVERTONE_SLACK <= abs(x[-1]) <= w_hi * _OVERTONE_SLACK else 1
 
 
 def _local_minima(r: np.ndarray, k: int) -> np.ndarray:
@@ -315,12 +318,13 @@ def fit_fringe(
         more = _local_minima(_scan_harmonics(w_grid, u, ys, harmonics), _SCAN_CANDIDATES)
         starts = np.union1d(starts, more)
 
-    best_x, best_cost = None, math.inf
+    best_x, best = None, (2, math.inf)
     for i in starts:
         start = _linear_start(float(w_grid[i]), u, ys, harmonics)
         x, cost = _refine(start, u, ys, 1e-8, harmonics)
-        if cost < best_cost and x[-1] != 0 and (harmonics == 1 or _fundamental(x, w_lo, w_hi)):
-            best_x, best_cost = x, cost
+        rank = 0 if harmonics == 1 else _overtone_rank(x, w_lo, w_hi)
+        if rank < 2 and (rank, cost) < best and x[-1] != 0:
+            best_x, best = x, (rank, cost)
     if best_x is None:
         raise FitError("fit_fringe did not converge to a fringe of non-zero frequency")
     # polish the winner to machine precision (cheap from a converged start)
