@@ -261,10 +261,11 @@ def fit_fringe(
     range slightly.
 
     ``harmonics`` > 1 adds the fringe's overtones ``cos(m (pi P / P_pi) + b_m)``, m up to
-    ``harmonics``, with free amplitudes and phases, refined from the cosine's fit: light that
-    crosses the heater's cell more than once (a loop of a recirculating mesh) puts them in the
-    signal, and a cosine alone then misreads P_pi by up to 1-2 %. ``amplitude`` and ``bias`` are
-    the fundamental's.
+    ``harmonics``, with free amplitudes and phases: light that crosses the heater's cell more
+    than once (a loop of a recirculating mesh) puts them in the signal, and a cosine alone then
+    misreads P_pi by up to 1-2 %. The refinement starts from the minima of both the cosine's
+    scan and the model's own; a fit whose overtone outweighs its fundamental is refused.
+    ``amplitude`` and ``bias`` are the fundamental's.
 
     Returns ``amplitude >= 0`` and ``bias`` in [0, 2 pi). Raises :class:`FitError` for fewer
     than 5 points (``2 harmonics + 3`` with overtones), a sweep whose power does not vary, or
