@@ -71,7 +71,7 @@ from photonics.hex_extinction import (
 from photonics.hex_routes import CellMeasurement, RoutePlanner, Way
 from photonics.progress import Progress
 from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances, full_scale_power_mW
-from photonics.thermal import DEFAULT_P_PI_MW, current_for_power
+from photonics.thermal import DEFAULT_P_PI_MW, current_for_power, power_for_current
 from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh
 
 #: A fringe counts only if its amplitude is this many times its rms residual.
@@ -160,7 +160,7 @@ class CellBench:
 
     def power(self, currents_mA: np.ndarray) -> np.ndarray:
         """Each heater's power (mW) at ``currents_mA`` (``(..., H)``) by the fitted resistances."""
-        return 1e-3 * currents_mA**2 * (self.a * currents_mA**2 + self.c)
+        return power_for_current(currents_mA, self.c, self.a)
 
     def state_power(self, cells: np.ndarray, states: np.ndarray) -> np.ndarray:
         """Power (mW, in [0, 2 P_pi)) that sets ``cells`` to ``states`` (0 bar, 1 cross)."""

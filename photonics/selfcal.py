@@ -51,6 +51,7 @@ from photonics.thermal import (
     current_for_power,
     currents_for_phase,
     differential_crosstalk,
+    power_for_current,
 )
 
 Measure = Callable[[np.ndarray, int], np.ndarray]
@@ -205,7 +206,7 @@ class _Rig:
             n = self.mesh.n_mzis
             p_pi = self.prior.p_pi_mW[:n]
             drive = rows[:, :n]
-            wanted = np.pi * 1e-3 * drive**2 * (self.a[:n] * drive**2 + self.c[:n]) / p_pi
+            wanted = np.pi * power_for_current(drive, self.c[:n], self.a[:n]) / p_pi
             own = np.linalg.solve(np.eye(n) + self.prior.crosstalk[:n, :n], wanted.T).T
             power = np.clip(own * p_pi / np.pi, 0, self.p_max)  # heaters only heat, within limits
             rows = rows.copy()
@@ -302,7 +303,7 @@ def fit_resistances(
 def full_scale_power_mW(a: np.ndarray, c: np.ndarray, max_current_mA: float) -> float:
     """The least power (mW) any heater reaches at ``max_current_mA`` by its fitted
     ``R(I) = a I^2 + c`` (ohm/mA^2, ohm): what every heater can be driven to."""
-    return float(np.min(1e-3 * max_current_mA**2 * (a * max_current_mA**2 + c)))
+    return float(np.min(power_for_current(max_current_mA, c, a)))
 
 
 def calibrate_mesh(

@@ -133,6 +133,15 @@ def current_for_power(
     return np.sqrt(2e3 * p / (c + np.sqrt(c**2 + 4e3 * a * p)))
 
 
+def power_for_current(
+    current_mA: ArrayLike, r0_ohm: ArrayLike, r_rise_ohm_per_mA2: ArrayLike
+) -> np.ndarray:
+    """Power (mW) ``1e-3 I^2 R(I)`` that ``current_mA`` dissipates in ``R(I) = r_rise I^2 + r0``
+    (ohm, mA): the inverse of :func:`current_for_power`."""
+    current = np.asarray(current_mA, dtype=float)
+    return 1e-3 * current**2 * (np.asarray(r_rise_ohm_per_mA2) * current**2 + np.asarray(r0_ohm))
+
+
 @dataclass(frozen=True, eq=False)
 class Heaters:
     """A set of H heaters and the limits of the driver behind them (each field: scalar or (H,)).
@@ -184,8 +193,7 @@ class Heaters:
 
     def power_mW(self, current_mA: ArrayLike) -> np.ndarray:
         """Electrical power ``1e-3 I^2 R(I)``, mW, of currents (mA) shaped ``(..., H)``."""
-        current = self._currents(current_mA)
-        return 1e-3 * current**2 * (self.r_rise_ohm_per_mA2 * current**2 + self.r0_ohm)
+        return power_for_current(self._currents(current_mA), self.r0_ohm, self.r_rise_ohm_per_mA2)
 
     def voltage_V(self, current_mA: ArrayLike) -> np.ndarray:
         """Drive voltage ``1e-3 I R(I)``, V."""
