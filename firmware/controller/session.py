@@ -36,23 +36,38 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Protocol
 
 from firmware.calibration_file import CalibrationFileError
-from firmware.commands import Command, format_reply, parse_line
-from firmware.driver import DriverError
+from firmware.commands import Command, Spec, format_reply, parse_line
+from firmware.driver import ChipDriver, DriverError
 from firmware.scpi_errors import ESR_OPC, ESR_PON, ErrorQueue, ScpiError
 from firmware.store import StoreError
 from photonics.errors import FitError, LimitError, MatchingError, PortError, PswitchError
-
-if TYPE_CHECKING:
-    from firmware.controller.core import Core
 
 log = logging.getLogger(__name__)
 _running = threading.local()  # .session: the session whose line this thread runs
 
 
-def current(controller: Core) -> Session:
+class Device(Protocol):
+    """What a session needs of the switch it serves (the controller,
+    :class:`firmware.controller.core.Core`): its grammar, its lock, the overlapped command
+    running now (``busy``, "" when none; ``stepping``, the thread that runs it), its default
+    session, its driver (for the hardware time), transactions and the handlers the grammar
+    names (looked up by name)."""
+
+    grammar: tuple[Spec, ...]
+    lock: DeviceLock
+    busy: str
+    stepping: int | None
+    default_session: Session
+    driver: ChipDriver
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+
+def current(controller: Device) -> Session:
     """The session whose command this thread runs on ``controller``; else its default one."""
     session = getattr(_running, "session", None)
     return (
@@ -112,7 +127,7 @@ class Session:
     started. ``overlapped``: such an operation runs in a thread of its own while the session
     goes on (a network client), else to completion in the calling thread (in process)."""
 
-    def __init__(self, controller: Core, overlapped: bool = True) -> None:
+    def __init__(self, controller: Device, overlapped: bool = True) -> None:
         self.controller = controller
         self.overlapped = overlapped
         #: Its error queue; ``errors.events`` is its IEEE 488.2 event status register.
