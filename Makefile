@@ -1,7 +1,7 @@
 # Two-command quick start: `make demo` and `make test`. Both create .venv when
 # missing and (re)install only when pyproject.toml changed since the last install.
 # The install also compiles the numba kernels into numba's on-disk cache
-# (photonics/__pycache__, next to the sources of this editable install), so no command
+# (__pycache__ beside each kernel of this editable install), so no command
 # compiles on first use; that warm-up runs again when a kernel's source changes.
 PYTHON ?= python3
 VENV ?= .venv
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,layout]'
 	@touch $@
 
-$(WARM): $(STAMP) $(wildcard photonics/_*kernel*.py) photonics/warm.py
+$(WARM): $(STAMP) $(wildcard photonics/*/_*kernel*.py) pswitch/warm.py
 	@echo "compiling the numba kernels once, into numba's on-disk cache (up to a minute):"
 	$(BIN)/python -m pswitch.warm
 	@touch $@

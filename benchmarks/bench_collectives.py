@@ -45,7 +45,7 @@ from firmware.fabric import (
 )
 from firmware.fabric.collective_timing import completion_rounds
 from firmware.sdk import Switch
-from photonics import topologies
+from photonics.chips import topologies
 
 #: A 400 Gb/s port (50 GB/s each way) and 5 us per step: a scale-out NIC's figures.
 LINK = Link(bandwidth_Bps=50e9, alpha_s=5e-6)

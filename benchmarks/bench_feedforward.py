@@ -97,7 +97,7 @@ def haar_unitary(n: int) -> np.ndarray:
 
 
 def measure_ours(sizes: list[int], table: Table) -> None:
-    from photonics.feedforward import ClementsMesh, ReckMesh
+    from photonics.feedforward.meshes import ClementsMesh, ReckMesh
     from photonics.matching import Permutation
 
     meshes = ((OURS_CLEMENTS, ClementsMesh), (OURS_RECK, ReckMesh))

@@ -1,7 +1,7 @@
 """How well the hexagonal self-calibration measures each cell's extinction per state, against
-the emulated chips' true figures (:func:`~photonics.mzi.state_extinction_db` of their couplers'
-splitting errors), side by side with the baseline the firmware's router used before: 35 dB for
-every cell.
+the emulated chips' true figures (:func:`~photonics.devices.mzi.state_extinction_db` of their
+couplers' splitting errors), side by side with the baseline the firmware's router used before: 35 dB
+for every cell.
 
 Per chip (``hexagonal_switch(8)``, 63 cells, and with ``--big`` ``switch_32``, 278 cells;
 ``MeshChipSpec(seed=s)``), over its fitted cells' two states:
@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from photonics.hex_selfcal import calibrate_recirculating
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.mzi import state_extinction_db
-from photonics.routing import DEFAULT_EXTINCTION_DB
-from photonics.switch_geometry import hexagonal_switch, switch_32
+from photonics.calibration.hex_selfcal import calibrate_recirculating
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.devices.mzi import state_extinction_db
+from photonics.recirculating.routing import DEFAULT_EXTINCTION_DB
+from photonics.recirculating.switch_geometry import hexagonal_switch, switch_32
 
 #: The stated margin: a conservative estimate may exceed the truth by at most this, dB.
 MARGIN_DB = 1.0

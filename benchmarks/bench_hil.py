@@ -51,7 +51,7 @@ from hil.bench import Bench
 from hil.emulator.bench import EmulatedBench
 from hil.emulator.server import TcpServer
 from hil.visa import Session, resource_manager
-from photonics.selfcal import route_quality
+from photonics.calibration.selfcal import route_quality
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.hil.clients
 from tests.hil.clients import tally

@@ -37,8 +37,8 @@ from layouts.cells import clear_cache, with_generic_pdk
 from layouts.check import check_layout
 from layouts.meshes import LayoutSettings, MeshLayout, feedforward_layout, waveguide_mesh_layout
 from layouts.output import read_gds, write_gds
-from photonics.feedforward import ClementsMesh, ReckMesh
-from photonics.switch_geometry import mesh_9x9, switch_6x6_mesh
+from photonics.feedforward.meshes import ClementsMesh, ReckMesh
+from photonics.recirculating.switch_geometry import mesh_9x9, switch_6x6_mesh
 
 SIZES = (4, 8, 16, 32)
 

@@ -11,23 +11,24 @@ ring lock tracking an hour of ambient drift.
      the heaters' own. ``settle_s_measured``: from the write until output 2's power stays
      within 1 % of its swing (the last sample outside that band, by its end time);
      ``settle_s_model``: from the heaters' time constants, the time every heater's phase is
-     within ``2 sqrt(0.01)`` rad of its final value (:func:`photonics.transients.settle_time_s`:
-     own first-order steps and crosstalk through its diffusion pole; near a routed state a
-     phase error ``d`` leaves ``(d / 2)^2`` of the power, so 1 % of the swing is 0.2 rad).
-     ``transient_worst_leak_db``: the most power at a wrong port (neither output 1 nor 2) during
-     the reconfiguration, relative to output 2's settled power, beside the steady states'.
+     within ``2 sqrt(0.01)`` rad of its final value
+     (:func:`photonics.devices.transients.settle_time_s`: own first-order steps and crosstalk
+     through its diffusion pole; near a routed state a phase error ``d`` leaves ``(d / 2)^2`` of the
+     power, so 1 % of the swing is 0.2 rad). ``transient_worst_leak_db``: the most power at a wrong
+     port (neither output 1 nor 2) during the reconfiguration, relative to output 2's settled power,
+     beside the steady states'.
    - the default driver, one channel every 0.5 ms, logged at 10 us: the light passes through
      every partial state; ``reconfigure_s_sequential`` is what the switch reports (the writes
      plus the physics' settling), ``settle_s_measured_sequential`` the logged time to 1 %.
 
 2. Ring lock under drift. The 4-port chip with output rings, input 0 routed to output 2 and its
    ring locked (``RING:LOCK 2``); the chip's temperature follows a seeded
-   :class:`photonics.drift.AmbientDrift` (an Ornstein-Uhlenbeck air temperature, 0.5 K over an
-   hour's correlation, through a 60 s package) plus the heaters' self-heating, for ``--hours``
-   of simulated time, and the switch is sent ``RING:TRAC`` every ``--update-s``.
-   ``ring_lock_drift_pm_max``: the worst true detuning of the ring from the laser (the chip's
-   truth, every 0.1 s of the drift's grid), goal <= 0.5 pm; beside it the detuning had the ring
-   not been tracked.
+   :class:`photonics.devices.drift.AmbientDrift` (an Ornstein-Uhlenbeck air temperature, 0.5 K over
+   an hour's correlation, through a 60 s package) plus the heaters' self-heating, for ``--hours`` of
+   simulated time, and the switch is sent ``RING:TRAC`` every ``--update-s``.
+   ``ring_lock_drift_pm_max``: the worst true detuning of the ring from the laser (the chip's truth,
+   every 0.1 s of the drift's grid), goal <= 0.5 pm; beside it the detuning had the ring not been
+   tracked.
 
 3. The band, one geometry and crosstalk through the firmware (``physics_band.py`` beside this
    script): ``isolation_band_worst_db`` (the demo's all-to-all matchings after ``CAL:RUN``, worst
@@ -59,9 +60,9 @@ import physics_band  # beside this script
 from hil.emulator.instruments.power_meters import PowerMeterN7744A
 from hil.emulator.world import BenchWorld, ManualClock
 from hil.instruments.base import parse_float32_block
-from photonics.chip import Chip, ChipSpec
-from photonics.drift import AmbientDrift
-from photonics.transients import settle_time_s
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.devices.drift import AmbientDrift
+from photonics.devices.transients import settle_time_s
 
 SEED = 0
 #: The band a settled output stays in, as a fraction of the power swing.

@@ -1,11 +1,11 @@
 """Router benchmark: negotiated-congestion routing on recirculating hexagonal meshes.
 
-What it measures (``photonics.routing``), each side by side with a plain baseline
+What it measures (``photonics.recirculating.routing``), each side by side with a plain baseline
 (``router_baseline.py``, next to this script):
 
-1. 32-port matchings on :func:`~photonics.switch_geometry.switch_32` (mesh_9x9: 278 cells, 140
-   edge ports, 32 chosen as endpoints): ``Router(mesh).route`` of random perfect matchings
-   (``Matching.random``, fixed seeds); success count, median time of one matching
+1. 32-port matchings on :func:`~photonics.recirculating.switch_geometry.switch_32` (mesh_9x9: 278
+   cells, 140 edge ports, 32 chosen as endpoints): ``Router(mesh).route`` of random perfect
+   matchings (``Matching.random``, fixed seeds); success count, median time of one matching
    (``route_matching_32_s``), and for every routed one the scattering check with sampled
    imperfections (loss, worst isolation);
 2. the all-to-all cover: one timed call of ``all_to_all_cover(Router(mesh), endpoints)`` with
@@ -13,11 +13,11 @@ What it measures (``photonics.routing``), each side by side with a plain baselin
    predicted isolation of ``COVER_ISOLATION_DB`` (25.5 dB: 25 plus a margin for second-order
    leaks); each cover's matchings verified on cells at the typical figures
    (``MZIImperfections.typical()``: 35 dB, 0.5 dB), worst isolation and return loss;
-3. the 6x6 switch (:func:`~photonics.switch_geometry.switch_6x6`): all 720 permutations, routed
-   count, total time, path lengths (cells), and for every permutation (``--stride``) ``verify``
-   with no imperfections (max error of the path loss against cells x 0.5 dB + links) and with
-   ``MZIImperfections.sample(mesh.n_cells, np.random.default_rng(0), loss_db=0.5)`` (loss
-   spread, worst isolation);
+3. the 6x6 switch (:func:`~photonics.recirculating.switch_geometry.switch_6x6`): all 720
+   permutations, routed count, total time, path lengths (cells), and for every permutation
+   (``--stride``) ``verify`` with no imperfections (max error of the path loss against cells x 0.5
+   dB + links) and with ``MZIImperfections.sample(mesh.n_cells, np.random.default_rng(0),
+   loss_db=0.5)`` (loss spread, worst isolation);
 4. dead-cell tolerance: for k = 1, 2, 4, 8 random dead cells (never an endpoint's cell nor a
    cell of its forced entry), ``--dead-sets`` dead-cell sets x ``--dead-matchings``
    random 32-port matchings (the same matchings for every k); the fraction still routable;
@@ -34,8 +34,8 @@ What it measures (``photonics.routing``), each side by side with a plain baselin
    isolation >= 25 dB, its median and worst, and the routing time.
 
 Every configuration claimed routed (ours or the baseline's) is checked independently by tracing
-light with :func:`~photonics.waveguide_mesh.trace` through the cell states: it must leave at the
-requested port without touching a dead cell.
+light with :func:`~photonics.recirculating.waveguide_mesh.trace` through the cell states: it must
+leave at the requested port without touching a dead cell.
 
 Baseline: a ``networkx.DiGraph`` over entry port-ends (entry -> next cell's entry through each
 state, weight = cell loss). Requests are routed one by one with ``nx.shortest_path`` while the
@@ -86,12 +86,12 @@ from hex_selfcal_bench import COVER_ISOLATION_DB, bench_selfcal, plot_isolation,
 from router_baseline import BaselineRouter, baseline_states, exactly_routable, traced_ok
 from router_report import print_tables, summarize
 
-from photonics.covers import all_to_all_cover
+from photonics.devices.mzi import MZIImperfections, extinction_ratio_db
 from photonics.matching import Matching, Permutation
-from photonics.mzi import MZIImperfections, extinction_ratio_db
-from photonics.routing import Router, requests_for, verify
-from photonics.switch_geometry import switch_6x6, switch_32
-from photonics.waveguide_mesh import WaveguideMesh, forced_entry
+from photonics.recirculating.covers import all_to_all_cover
+from photonics.recirculating.routing import Router, requests_for, verify
+from photonics.recirculating.switch_geometry import switch_6x6, switch_32
+from photonics.recirculating.waveguide_mesh import WaveguideMesh, forced_entry
 
 
 def log(msg: str) -> None:

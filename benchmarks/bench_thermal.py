@@ -31,9 +31,9 @@ from dataclasses import replace
 import numpy as np
 
 from firmware.sdk import Switch
-from photonics.chip import REFERENCE_WAVELENGTH_NM, Chip, ChipSpec
+from photonics.calibration.selfcal import route_quality, self_calibrate
+from photonics.chips.chip import REFERENCE_WAVELENGTH_NM, Chip, ChipSpec
 from photonics.matching import Matching
-from photonics.selfcal import route_quality, self_calibrate
 
 
 def _measure(chip: Chip, seed: int):

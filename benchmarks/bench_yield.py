@@ -7,8 +7,8 @@ warms its cache) and the Dask workers started and warmed by a first small chip b
 clock starts; the start-up is reported on its own. Each run is timed ``--repeats`` times and
 the fastest kept (the machine may be shared: the slower runs measure the other load).
 
-- ``chips_per_s_per_core``: a plain loop of :func:`photonics.chip_yield.run_chip` in this
-  process, with one BLAS thread (as in a Dask worker: numpy's default of one thread per core
+- ``chips_per_s_per_core``: a plain loop of :func:`photonics.fabrication.chip_yield.run_chip` in
+  this process, with one BLAS thread (as in a Dask worker: numpy's default of one thread per core
   makes the loop slower);
 - ``scaling_2_workers``: throughput of a local Dask cluster of 2 single-threaded worker
   processes over that of 1 (:func:`pswitch.yield_study.run_study` on a warmed cluster, from
@@ -48,7 +48,8 @@ from contextlib import ExitStack  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from photonics.chip_yield import YieldStudy, run_chip  # noqa: E402
+from photonics.fabrication.chip_yield import run_chip  # noqa: E402
+from photonics.fabrication.study import YieldStudy  # noqa: E402
 from pswitch.yield_study import cluster, read_rows, run_study  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """Self-calibrated 32-endpoint chips for ``bench_router.py``: what the router's matchings measure
-on sampled :class:`~photonics.mesh_chip.MeshChip` instances of ``switch_32`` (mesh_9x9) after
-:func:`~photonics.hex_selfcal.calibrate_recirculating`, side by side with the same chips on
-their factory calibration (the baseline: every heater's true P_pi and bias).
+on sampled :class:`~photonics.chips.mesh_chip.MeshChip` instances of ``switch_32`` (mesh_9x9) after
+:func:`~photonics.calibration.hex_selfcal.calibrate_recirculating`, side by side with the same chips
+on their factory calibration (the baseline: every heater's true P_pi and bias).
 
 Per chip (``MeshChipSpec(seed=s)``, s = 0 .. seeds - 1): the self-calibration through the
 endpoints' photodiodes (timed: ``hex_selfcal_s``, the median over chips; the physics of the
@@ -36,20 +36,20 @@ from typing import Any
 
 import numpy as np
 
-from photonics.calibration import Calibration
-from photonics.covers import all_to_all_cover
-from photonics.hex_selfcal import calibrate_recirculating
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.mzi import state_extinction_db
-from photonics.routing import (
+from photonics.calibration.hex_selfcal import calibrate_recirculating
+from photonics.calibration.selfcal import CellDrive
+from photonics.chips.calibration import Calibration
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.devices.mzi import state_extinction_db
+from photonics.recirculating.covers import all_to_all_cover
+from photonics.recirculating.routing import (
     DEFAULT_EXTINCTION_DB,
     ISOLATION_BUDGET,
     PREDICTION_MARGIN_DB,
     Router,
     RouteResult,
 )
-from photonics.selfcal import CellDrive
-from photonics.switch_geometry import switch_32
+from photonics.recirculating.switch_geometry import switch_32
 
 #: The measured goal, dB.
 GOAL_DB = 25.0

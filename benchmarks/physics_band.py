@@ -28,9 +28,9 @@ import numpy as np
 
 from firmware.fabric import all_to_all
 from firmware.sdk import Switch
-from photonics.dispersion import DESIGN_WAVELENGTH_NM, band
+from photonics.calibration.selfcal import worst_isolation_db
+from photonics.devices.dispersion import DESIGN_WAVELENGTH_NM, band
 from photonics.matching import Matching
-from photonics.selfcal import worst_isolation_db
 
 C_BAND = (1530.0, 1565.0, 8)
 
@@ -68,7 +68,7 @@ def band_figures() -> dict[str, float]:
 def layout_figures() -> dict[str, object]:
     from layouts.check import check_layout
     from layouts.meshes import feedforward_layout
-    from photonics.chip import Chip, ChipSpec
+    from photonics.chips.chip import Chip, ChipSpec
 
     chip = Chip(ChipSpec(n_ports=8))
     layout = feedforward_layout(chip.mesh)

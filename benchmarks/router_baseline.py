@@ -20,8 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
-from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, through, trace
+from photonics.recirculating.mesh_scattering import DEFAULT_CELL_LOSS_DB
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, WaveguideMesh, through, trace
 
 # --- baseline --------------------------------------------------------------------------------
 

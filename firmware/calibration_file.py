@@ -1,4 +1,5 @@
-"""The calibration file: a :class:`~photonics.calibration.Calibration` as a versioned document.
+"""The calibration file: a :class:`~photonics.chips.calibration.Calibration` as a versioned
+document.
 
 :func:`save_calibration` writes it atomically and :func:`load_calibration` refuses, with
 :class:`CalibrationFileError`, any file that is not exactly a valid calibration of a supported
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from firmware.documents import ContentError, DocumentFormat, read_document, write_document
-from photonics.calibration import HEATER_FIELDS, RING_FIELDS, Calibration, RingTuning
+from photonics.chips.calibration import HEATER_FIELDS, RING_FIELDS, Calibration, RingTuning
 from photonics.errors import PswitchError, SettingsError
 
 #: The ``schema`` name written in and required of every calibration file.

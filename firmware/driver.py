@@ -1,10 +1,10 @@
 """The controller's view of the hardware: write heater currents, read detectors.
 
 :class:`ChipDriver` is the interface; :class:`EmulatedDriver` writes into an emulated chip
-(:class:`photonics.emulated_chip.EmulatedChip`: a :class:`~photonics.chip.Chip` or a
-:class:`~photonics.mesh_chip.MeshChip`) and models the hardware's time (a per-channel write time
-of the driver electronics and first-order thermal settling: Perez-Lopez et al., Nat. Commun. 15,
-1563 (2024); docs/physics.md). A real heater driver implements the same interface in :mod:`hil`.
+(:class:`photonics.chips.emulated_chip.EmulatedChip`: a :class:`~photonics.chips.chip.Chip` or a
+:class:`~photonics.chips.mesh_chip.MeshChip`) and models the hardware's time (a per-channel write
+time of the driver electronics and first-order thermal settling: Perez-Lopez et al., Nat. Commun.
+15, 1563 (2024); docs/physics.md). A real heater driver implements the same interface in :mod:`hil`.
 
 The photodiodes see two kinds of light: the firmware's own (``detect``, ``measure``: the
 inputs it lights, for calibration and ring locks) and the light from outside, the endpoints'
@@ -21,9 +21,9 @@ from typing import Protocol
 
 import numpy as np
 
-from photonics.emulated_chip import EmulatedChip
+from photonics.chips.emulated_chip import EmulatedChip
+from photonics.devices.transients import ThermalDynamics, settle_time_s
 from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
-from photonics.transients import ThermalDynamics, settle_time_s
 
 #: Time to write one heater channel, s: Smartlight gen-1 reconfigures in 15-90 ms, dominated by
 #: the driver electronics (64 channels of an 8-port Clements chip: 32 ms).
@@ -226,7 +226,7 @@ class EmulatedDriver:
     def settle_s(self, old: np.ndarray, new: np.ndarray) -> float:
         """Thermal settling after the heaters step from currents ``old`` to ``new`` (mA), s:
         until every heater's phase, own heat and crosstalk, is within ``settle_tolerance`` of
-        the largest phase step (:func:`photonics.transients.settle_time_s`)."""
+        the largest phase step (:func:`photonics.devices.transients.settle_time_s`)."""
         h = self.chip.heaters
         step = np.pi * (h.power_mW(new) - h.power_mW(old)) / h.p_pi_mW
         if not np.any(step):
@@ -240,9 +240,9 @@ class EmulatedDriver:
         return self._settle(step)
 
     def _settle(self, step: np.ndarray) -> float:
-        """:func:`~photonics.transients.settle_time_s` of a step of phases ``step`` (rad), to
-        ``settle_tolerance`` of the largest. One heater's time does not depend on the size of
-        its step (the tolerance and its crosstalk scale with it)."""
+        """:func:`~photonics.devices.transients.settle_time_s` of a step of phases ``step`` (rad),
+        to ``settle_tolerance`` of the largest. One heater's time does not depend on the size of its
+        step (the tolerance and its crosstalk scale with it)."""
         tolerance = self.settle_tolerance * float(np.abs(step).max())
         h = self.chip.heaters
         return settle_time_s(step, h.tau_s, self._crosstalk_dense, self.dynamics, tolerance)
@@ -258,8 +258,8 @@ class EmulatedDriver:
 
     def _dac(self, current_mA: np.ndarray) -> np.ndarray:
         """The currents the driver's DAC really puts out: each the nearest of its codes
-        (``dac_bits`` over full scale, :meth:`~photonics.thermal.Heaters.quantise`). A current
-        outside the DAC's range passes unchanged, for the chip's limit check to refuse."""
+        (``dac_bits`` over full scale, :meth:`~photonics.devices.thermal.Heaters.quantise`). A
+        current outside the DAC's range passes unchanged, for the chip's limit check to refuse."""
         h = self.chip.heaters
         inside = (current_mA >= 0) & (current_mA <= h.full_scale_mA)
         return np.where(inside, h.quantise(current_mA), current_mA)

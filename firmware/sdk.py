@@ -43,7 +43,8 @@ from firmware.driver import LAUNCH_MW, EmulatedDriver
 from firmware.fabric import CircuitSchedule, Job, Link, circuit_timing
 from firmware.scpi_errors import drain_errors
 from firmware.store import Store
-from photonics import topologies
+from photonics.chips import topologies
+from photonics.chips.build import build_chip
 from photonics.errors import PswitchError, SettingsError
 from photonics.matching import Matching
 
@@ -148,18 +149,18 @@ class Switch:
         """A switch on an emulated chip in this process.
 
         ``mesh``: a registered topology whose endpoints send and receive on one port
-        (:func:`photonics.topologies.names`: ``clements``, ``reck``, ``hexagonal``, ...), built
-        for ``ports`` endpoints; ``rings``: add-drop rings in front of the photodiodes
+        (:func:`photonics.chips.topologies.names`: ``clements``, ``reck``, ``hexagonal``, ...),
+        built for ``ports`` endpoints; ``rings``: add-drop rings in front of the photodiodes
         (feed-forward only); ``calibrated``: start with the chip's factory calibration (else
-        ``calibrate()`` first); ``state_dir``: the non-volatile store's directory (None:
-        nothing survives the object); ``launch_mW``: what the endpoints send into the chip, mW
-        (one number for every endpoint, or one each): the light :meth:`powers` reads, the
-        emulated world's (``transport.controller.driver.launch_mW`` changes it later);
-        ``pitch_um``: a feed-forward chip's (column, mode) pitch, um, e.g. ``(60, 20)`` for a
-        dense chip whose thermal crosstalk ``calibrate()`` then calibrates (None: the default).
+        ``calibrate()`` first); ``state_dir``: the non-volatile store's directory (None: nothing
+        survives the object); ``launch_mW``: what the endpoints send into the chip, mW (one number
+        for every endpoint, or one each): the light :meth:`powers` reads, the emulated world's
+        (``transport.controller.driver.launch_mW`` changes it later); ``pitch_um``: a feed-forward
+        chip's (column, mode) pitch, um, e.g. ``(60, 20)`` for a dense chip whose thermal crosstalk
+        ``calibrate()`` then calibrates (None: the default).
         """
         topology = topologies.topology(mesh)
-        chip = topology.chip(ports, seed, rings, pitch_um)
+        chip = build_chip(mesh, ports, seed, rings, pitch_um)
         fabric = topology.fabric(ports)
         store = None if state_dir is None else Store(state_dir)
         ring_cfg = Rings.of_chip(chip) if rings else Rings()

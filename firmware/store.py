@@ -46,7 +46,7 @@ from firmware.documents import (
     write_atomically,
     write_document,
 )
-from photonics.calibration import Calibration
+from photonics.chips.calibration import Calibration
 from photonics.errors import PswitchError
 
 #: The newest store file-format version this code reads, and the one it writes.

@@ -33,12 +33,12 @@ from hil.instruments.qontrol import Qontrol
 from hil.instruments.registry import PowerMeter, open_instrument
 from hil.instruments.switch import OpticalSwitch
 from photonics import levels
-from photonics.calibration import Calibration
-from photonics.chip_geometry import drawn_layout
+from photonics.chips.calibration import Calibration
+from photonics.chips.topologies import topology
 from photonics.errors import PswitchError, SettingsError
-from photonics.feedforward import FeedForwardMesh
+from photonics.feedforward.chip_geometry import drawn_layout
+from photonics.feedforward.meshes import FeedForwardMesh
 from photonics.matching import Matching
-from photonics.topologies import topology
 
 log = logging.getLogger(__name__)
 

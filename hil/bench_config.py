@@ -83,7 +83,7 @@ class BenchConfig:
     ``max_current_mA`` and total ``power_budget_mW`` (None: the heater driver's full output),
     written into the heater driver's limits. ``heater_layout``: where the chip's heaters are,
     for ``CAL:RUN`` to decide on and fit their thermal crosstalk: ``"drawn"``, where the
-    project's wired layout draws them (:func:`photonics.chip_geometry.drawn_layout`, a
+    project's wired layout draws them (:func:`photonics.feedforward.chip_geometry.drawn_layout`, a
     feed-forward chip), or ``""`` (not known: no crosstalk calibrated). Timing of the heater
     electronics, to wait before a reading: ``channel_write_s`` per channel written and
     ``settle_s`` of thermal settling.

@@ -4,10 +4,10 @@ Every cell is built with gdsfactory's generic PDK, active only while a builder r
 (:func:`generic_pdk`: the caller's active PDK, or none, is back afterwards). Lengths in um;
 the database unit is 1 nm, so every coordinate here is a whole number of nm.
 
-The heated MZI (:func:`heated_mzi`) is the 2x2 element of :mod:`photonics.mzi`: an input
+The heated MZI (:func:`heated_mzi`) is the 2x2 element of :mod:`photonics.devices.mzi`: an input
 directional coupler, two arms ``mode_pitch_um`` apart with a metal heater on the top arm (it
-sets the arm difference ``2 theta``, the ``k``-th heater channel of :mod:`photonics.chip`), and
-an output coupler. Its ports sit on the lines of the two modes it acts on, so the waveguides
+sets the arm difference ``2 theta``, the ``k``-th heater channel of :mod:`photonics.chips.chip`),
+and an output coupler. Its ports sit on the lines of the two modes it acts on, so the waveguides
 between columns of a mesh are straight:
 
 - ``o1`` / ``o3``: top mode in (west) / out (east), at y = 0;
@@ -28,8 +28,8 @@ import gdsfactory.pdk
 import klayout.db as kdb
 from gdsfactory.gpdk import LAYER
 
+from photonics.devices.ring import MicroRing
 from photonics.errors import SettingsError
-from photonics.ring import MicroRing
 
 #: Routing metal (wires, pads, tops of the heater via stacks): the generic PDK's M3 / MTOP.
 METAL = LAYER.M3
@@ -92,7 +92,7 @@ class MZICellSettings:
     """Geometry of the heated MZI, um.
 
     - ``mode_pitch_um``: distance between the two modes (and arms), 60 um as
-      :class:`photonics.chip.ChipSpec` ``pitch_y_um``;
+      :class:`photonics.chips.chip.ChipSpec` ``pitch_y_um``;
     - ``heater_length_um``: metal heater on the top arm;
     - ``coupler_length_um``, ``coupler_gap_um``: straight coupling section and its gap;
     - ``sbend_length_um``: length of the S-bends that bring the arms from the coupler's gap to
@@ -219,7 +219,7 @@ def wire(region: kdb.Region, x0: float, y0: float, x1: float, y1: float, width: 
 
 @dataclass(frozen=True)
 class RingCellSettings:
-    """Layout of the add-drop ring beyond what :class:`photonics.ring.MicroRing` fixes, um.
+    """Layout of the add-drop ring beyond what :class:`photonics.devices.ring.MicroRing` fixes, um.
 
     - ``gap_um``: bus-to-ring gap of both couplers (the layout does not derive it from the
       model's self-coupling ``r1``, ``r2``: that needs a mode solver);

@@ -11,8 +11,8 @@
 - :func:`check_layout`: the graph and the metal against the layout's model, and the heaters
   against a chip model's when given;
 - :func:`layout_transfer`: the extracted graph of a feed-forward mesh evaluated with the
-  project's MZI model (:func:`photonics.mzi.transfer`), to compare with
-  :meth:`photonics.feedforward.FeedForwardMesh.transfer`.
+  project's MZI model (:func:`photonics.devices.mzi.transfer`), to compare with
+  :meth:`photonics.feedforward.meshes.FeedForwardMesh.transfer`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from gdsfactory.get_netlist import SmartPortMatcher
 from layouts.cells import DBU_UM, ELEMENT_PREFIXES, METAL, with_generic_pdk
 from layouts.graph import OPEN, CircuitGraph, GraphDifference, compare, connection
 from layouts.meshes import MeshLayout, Net, Probe
+from photonics.devices.mzi import MZIImperfections, imperfect_transfer, transfer
 from photonics.errors import SettingsError
-from photonics.feedforward import FeedForwardMesh, MeshSettings
-from photonics.mzi import MZIImperfections, imperfect_transfer, transfer
+from photonics.feedforward.meshes import FeedForwardMesh, MeshSettings
 
 #: Ports closer than this (nm) are joined; rotated cells put ports off the 1 nm grid.
 PORT_TOLERANCE_NM = 5

@@ -8,11 +8,13 @@ so a layout and its model compare by set equality (:func:`compare`).
 
 Element names:
 
-- feed-forward meshes (:class:`photonics.feedforward.FeedForwardMesh`): ``mzi_c{column}_m{mode}``
-  for the MZI in ``column`` on modes ``(mode, mode + 1)``; circuit ports ``in{m}``, ``out{m}``;
-  MZI ports ``o1``/``o2`` (top/bottom mode in), ``o3``/``o4`` (top/bottom mode out);
-- recirculating meshes (:class:`photonics.waveguide_mesh.WaveguideMesh`): ``cell_{id}``, with
-  port-end ``4 id + k`` as port ``o{k + 1}``; edge port ``p`` as circuit port ``p{p}``;
+- feed-forward meshes (:class:`photonics.feedforward.meshes.FeedForwardMesh`):
+  ``mzi_c{column}_m{mode}`` for the MZI in ``column`` on modes ``(mode, mode + 1)``; circuit ports
+  ``in{m}``, ``out{m}``; MZI ports ``o1``/``o2`` (top/bottom mode in), ``o3``/``o4`` (top/bottom
+  mode out);
+- recirculating meshes (:class:`photonics.recirculating.waveguide_mesh.WaveguideMesh`):
+  ``cell_{id}``, with port-end ``4 id + k`` as port ``o{k + 1}``; edge port ``p`` as circuit port
+  ``p{p}``;
 - rings: ``ring_{k}``, ports ``o1`` in, ``o2`` through (the bus below the ring), ``o3`` drop,
   ``o4`` add (the bus above: light circulating the ring leaves it westward).
 """
@@ -25,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from photonics.errors import SettingsError
-from photonics.feedforward import FeedForwardMesh
-from photonics.waveguide_mesh import WaveguideMesh
+from photonics.feedforward.meshes import FeedForwardMesh
+from photonics.recirculating.waveguide_mesh import WaveguideMesh
 
 #: The terminal at the far end of a waveguide chain that ends in no port.
 OPEN = "(open)"

@@ -1,17 +1,17 @@
 """Layouts of whole circuits, built from the model's own data.
 
-- :func:`feedforward_layout`: a Clements or Reck mesh (:class:`photonics.feedforward.
+- :func:`feedforward_layout`: a Clements or Reck mesh (:class:`photonics.feedforward.meshes.
   FeedForwardMesh`): the MZI of slot ``k`` is placed from ``mesh.columns[k]`` and
   ``mesh.modes[k]`` and named ``mzi_c{column}_m{mode}``; each connection of the model's graph
   (:func:`layouts.graph.feedforward_graph`) is drawn as one waveguide, with the chip model's
   phase shifters on it (each MZI's input, each output), every heater where
-  :func:`photonics.chip_geometry.drawn_geometry` (the default chip model's geometry) puts it.
-  With pads every heater is wired as :mod:`layouts.wiring` says.
-- :func:`waveguide_mesh_layout`: a recirculating mesh (:class:`photonics.waveguide_mesh.
-  WaveguideMesh`): cell ``i`` (``cell_{i}``) is a heated MZI centred on
-  ``cell_positions_um[i]``, turned along its lattice edge, its arm 0-2 on the side of face
-  ``cell_faces[i, 0]``; every link is a waveguide arc between the two port-ends it joins; edge
-  port ``p`` is the circuit port ``p{p}``.
+  :func:`photonics.feedforward.chip_geometry.drawn_geometry` (the default chip model's geometry)
+  puts it. With pads every heater is wired as :mod:`layouts.wiring` says.
+- :func:`waveguide_mesh_layout`: a recirculating mesh
+  (:class:`photonics.recirculating.waveguide_mesh. WaveguideMesh`): cell ``i`` (``cell_{i}``) is a
+  heated MZI centred on ``cell_positions_um[i]``, turned along its lattice edge, its arm 0-2 on the
+  side of face ``cell_faces[i, 0]``; every link is a waveguide arc between the two port-ends it
+  joins; edge port ``p`` is the circuit port ``p{p}``.
 - :func:`layouts.rings.ring_layout` (its own module): a heated add-drop ring.
 
 Coordinates in um. Feed-forward meshes: mode ``m`` runs along y = ``-m * mode_pitch_um``, column
@@ -45,10 +45,10 @@ from layouts.graph import (
     waveguide_mesh_graph,
 )
 from layouts.wiring import PROBE_INSET_UM, Net, Probe, Terminal, probe, wire_feedforward
-from photonics.chip_geometry import FeedForwardGeometry, drawn_geometry
 from photonics.errors import SettingsError
-from photonics.feedforward import FeedForwardMesh
-from photonics.waveguide_mesh import WaveguideMesh
+from photonics.feedforward.chip_geometry import FeedForwardGeometry, drawn_geometry
+from photonics.feedforward.meshes import FeedForwardMesh
+from photonics.recirculating.waveguide_mesh import WaveguideMesh
 
 
 @dataclass(frozen=True)
@@ -108,8 +108,8 @@ def feedforward_geometry(
     mesh: FeedForwardMesh, settings: LayoutSettings | None = None
 ) -> FeedForwardGeometry:
     """The heater geometry :func:`feedforward_layout` draws ``mesh`` with
-    (:func:`photonics.chip_geometry.drawn_geometry` of ``settings``' cell, heater, margin and
-    wire pitch): with the default settings it is the default chip model's
+    (:func:`photonics.feedforward.chip_geometry.drawn_geometry` of ``settings``' cell, heater,
+    margin and wire pitch): with the default settings it is the default chip model's
     (``ChipSpec(n_ports=mesh.n, mesh=mesh.kind)``)."""
     s = settings or LayoutSettings()
     return drawn_geometry(
@@ -135,7 +135,7 @@ def feedforward_layout(
     check catches it); the returned layout's ``model`` is the mesh's own graph either way. Every
     connection must join an east-facing port to a west-facing port further east.
 
-    Every heater of the chip model (:mod:`photonics.chip`) is drawn where
+    Every heater of the chip model (:mod:`photonics.chips.chip`) is drawn where
     :func:`feedforward_geometry` puts it: the MZIs' (``mzi_c{column}_m{mode}``), each MZI's
     input phase shifter (``ps_in_c{column}_m{mode}``, on its top input, centred in the gap
     before it) and the output phase screen (``ps_out_{mode}``, in the gap after the last

@@ -1,5 +1,5 @@
-"""The layout of a heated add-drop ring (:class:`photonics.ring.MicroRing`): :func:`ring_layout`,
-its two heater terminals wired to bond pads."""
+"""The layout of a heated add-drop ring (:class:`photonics.devices.ring.MicroRing`):
+:func:`ring_layout`, its two heater terminals wired to bond pads."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from layouts.cells import (
 )
 from layouts.graph import ring_graph
 from layouts.meshes import PROBE_INSET_UM, MeshLayout, Net, Probe, name_top_cell
-from photonics.ring import MicroRing
+from photonics.devices.ring import MicroRing
 
 
 @with_generic_pdk

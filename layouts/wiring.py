@@ -6,11 +6,11 @@ terminal and shares a return wire and pad on the other: an MZI column's return r
 ``margin_um`` west of the column and also takes the east terminals of the input phase shifters
 just west of it; the output screen's return runs ``margin_um`` east of it. Wires of heaters on
 modes at or above the middle leave upward to a row of pads above the mesh, the others downward.
-In the gap between columns (:func:`photonics.chip_geometry.drawn_geometry`) the wires of the MZI
-column west of it take tracks ``margin_um + i * wire_pitch_um`` east of that column, the
-outermost heater nearest, and the wires of the phase shifters in the gap take tracks
-``margin_um + j * wire_pitch_um`` west of the shifters, again the outermost nearest, so that no
-wire crosses another. Coordinates in um.
+In the gap between columns (:func:`photonics.feedforward.chip_geometry.drawn_geometry`) the wires of
+the MZI column west of it take tracks ``margin_um + i * wire_pitch_um`` east of that column, the
+outermost heater nearest, and the wires of the phase shifters in the gap take tracks ``margin_um + j
+* wire_pitch_um`` west of the shifters, again the outermost nearest, so that no wire crosses
+another. Coordinates in um.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import gdsfactory as gf
 import klayout.db as kdb
 
 from layouts.cells import METAL, PadSettings, bond_pad, wire
-from photonics.chip_geometry import FeedForwardGeometry
+from photonics.feedforward.chip_geometry import FeedForwardGeometry
 
 #: Distance (um) from a heater terminal's port into its via stack, where metal surely is.
 PROBE_INSET_UM = 2.0

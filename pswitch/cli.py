@@ -27,7 +27,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from photonics import levels, topologies
+from photonics import levels
+from photonics.chips import topologies
 from photonics.errors import InvalidInputError, PswitchError
 from pswitch import (
     __version__,

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from photonics import topologies
+from photonics.chips import topologies
 from photonics.errors import SettingsError
 from pswitch import args as types
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the compiler is imported when the command runs, not with it
     from firmware.fabric import CircuitSchedule, Collective, Link
     from firmware.fabric.collective_sweep import Reconfigure
     from firmware.sdk import Switch
-    from photonics.switch import Fabric
+    from photonics.chips.switch import Fabric
 
 #: The algorithms by command-line name: (function name in firmware.fabric, all-reduce?).
 ALGORITHMS = {

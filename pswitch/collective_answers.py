@@ -162,7 +162,7 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
         ring_all_reduce,
         straggler_sweep,
     )
-    from photonics.switch import FeedForwardFabric
+    from photonics.chips.switch import FeedForwardFabric
     from pswitch.collective import check
 
     check(args)

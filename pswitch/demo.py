@@ -39,13 +39,14 @@ import numpy as np
 from firmware.driver import LAUNCH_MW
 from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch
-from photonics import levels, topologies
+from photonics import levels
+from photonics.chips import topologies
+from photonics.chips.switch import MeshFabric, SwitchPlan
 from photonics.errors import SettingsError
-from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
-from photonics.switch import MeshFabric, SwitchPlan
-from photonics.warm import compiling, warm
+from photonics.recirculating.routing import DEFAULT_ISOLATION_TARGET_DB
 from pswitch.progress import Progress, within
 from pswitch.verification import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
+from pswitch.warm import compiling, warm
 
 #: Published swap of a failed accelerator and job restart, s (LUMION ~1 s, Morphlux 1.2 s).
 PUBLISHED_FAILOVER_S = 1.0
@@ -147,8 +148,9 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     controller = switch.transport.controller
     steps: list[dict[str, Any]] = []
 
-    # 1. calibration through the detectors (feed-forward: photonics.selfcal; recirculating:
-    # photonics.hex_selfcal, whose cells it cannot fit the router then leaves out)
+    # 1. calibration through the detectors (feed-forward: photonics.calibration.selfcal;
+    #    recirculating:
+    # photonics.calibration.hex_selfcal, whose cells it cannot fit the router then leaves out)
     controller.progress = within("calibrate", tick)
     t0 = time.perf_counter()
     hw = switch.calibrate(save=False)

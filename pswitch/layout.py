@@ -2,8 +2,8 @@
 
 The check compares the layout with its model: the optical graph, the metal nets and, for a
 feed-forward mesh, the heaters (count and positions) with the default chip model's
-(``photonics.chip.ChipSpec(n_ports=..., mesh=...)``), which puts them where the layout draws
-them (:func:`photonics.chip_geometry.drawn_geometry`).
+(``photonics.chips.chip.ChipSpec(n_ports=..., mesh=...)``), which puts them where the layout draws
+them (:func:`photonics.feedforward.chip_geometry.drawn_geometry`).
 
 This module imports gdsfactory only when the command runs, so ``pswitch demo`` and the other
 commands never load it.
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from photonics import topologies
+from photonics.chips import topologies
 from photonics.errors import PswitchError, SettingsError
 from pswitch import args as types
 from pswitch.progress import progress_bar, stage
@@ -122,7 +122,9 @@ def model_heaters_um(mesh: str, ports: int | None) -> Any:
     ``mesh`` at ``ports``, to check the layout's against; None for other layouts."""
     if ports is None or mesh not in topologies.names(kind="feedforward"):
         return None
-    return topologies.topology(mesh).chip(ports).heater_positions_um
+    from photonics.chips.build import build_chip
+
+    return build_chip(mesh, ports).heater_positions_um
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ included) of a recirculating one. A circuit's isolation is its output's power fr
 input over the most from any other lit input: n/a (null in JSON) when no other input is lit.
 An output that gets no light at all reads "dark" (null in JSON). With --band, the same
 predictions across a band of wavelengths (couplers, losses and heater phases at each
-wavelength, photonics.dispersion): each circuit's worst loss and isolation over the band.
+wavelength, photonics.devices.dispersion): each circuit's worst loss and isolation over the band.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from photonics import levels, topologies
+from photonics import levels
+from photonics.chips import topologies
 from photonics.errors import MatchingError, PortError, SettingsError
 from pswitch import args as types
 
@@ -162,15 +163,19 @@ def route(
     points), each circuit also gets its worst loss and isolation over that band."""
     import numpy as np
 
-    from photonics.dispersion import DESIGN_WAVELENGTH_NM, band_extinction_db, imperfections_at
-    from photonics.dispersion import band as band_grid
-    from photonics.feedforward import FeedForwardMesh, MeshSettings
+    from photonics.chips.switch import FeedForwardFabric
+    from photonics.devices.dispersion import (
+        DESIGN_WAVELENGTH_NM,
+        band_extinction_db,
+        imperfections_at,
+    )
+    from photonics.devices.dispersion import band as band_grid
+    from photonics.devices.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
+    from photonics.feedforward.meshes import FeedForwardMesh, MeshSettings
     from photonics.matching import Matching, Permutation
-    from photonics.mesh_scattering import scattering
-    from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB, MZIImperfections
-    from photonics.routing import DEFAULT_EXTINCTION_DB, Router, requests_for
-    from photonics.switch import FeedForwardFabric
-    from photonics.waveguide_mesh import CROSS
+    from photonics.recirculating.mesh_scattering import scattering
+    from photonics.recirculating.routing import DEFAULT_EXTINCTION_DB, Router, requests_for
+    from photonics.recirculating.waveguide_mesh import CROSS
 
     imperfections = MZIImperfections.typical()
     n = request.n_ports
@@ -254,7 +259,7 @@ def route(
     rows = []
     for src, dst in circuits:
         # a matching's endpoint gets its own light back through its port: return loss, not
-        # crosstalk (as photonics.routing.verify counts it)
+        # crosstalk (as photonics.recirculating.routing.verify counts it)
         others = [P[dst, x] for x in lit if x != src and not (return_port and x == dst)]
         rows.append(
             {

@@ -16,7 +16,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from photonics import topologies
+from photonics.chips import topologies
 from photonics.errors import SettingsError, ShapeError
 from pswitch import args as types
 from pswitch.progress import progress_bar
@@ -139,7 +139,7 @@ def schedule(args: argparse.Namespace) -> dict[str, Any]:
     from firmware.fabric import all_to_all, job_matchings
     from firmware.sdk import Switch
     from photonics.matching import Matching
-    from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
+    from photonics.recirculating.routing import DEFAULT_ISOLATION_TARGET_DB
 
     dwell_s = args.dwell_ms * 1e-3
     topology = topologies.topology(args.mesh)

@@ -19,8 +19,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from photonics.chip_yield import ALL_TO_ALL, MESHES, SWEEPABLE, YieldStudy
 from photonics.errors import SettingsError
+from photonics.fabrication.study import ALL_TO_ALL, MESHES, SWEEPABLE, YieldStudy
 from pswitch import args as types
 from pswitch.progress import progress_bar
 from pswitch.verification import VERIFY_ISOLATION_DB
@@ -238,8 +238,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def run(args: argparse.Namespace) -> int:
     """``pswitch yield``: the study is checked before any file is written or worker started."""
-    from photonics.chip_yield import YieldStudy
-    from photonics.yield_stats import summarize, summarize_sweep, sweep_points
+    from photonics.fabrication.study import YieldStudy
+    from photonics.fabrication.yield_stats import summarize, summarize_sweep, sweep_points
     from pswitch.yield_plots import write_plot
     from pswitch.yield_study import prepare, prepare_sweep, run_study, run_sweep
 

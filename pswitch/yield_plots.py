@@ -17,9 +17,9 @@ import numpy as np
 
 
 def yield_figure(result: dict[str, Any], rows: list[list[dict[str, Any]]]) -> Any:
-    """The matplotlib Figure of ``result`` (:func:`~photonics.yield_stats.summarize` of one
-    study, or :func:`~photonics.yield_stats.summarize_sweep`) and its ``rows``, one list per
-    point (one list for a single study)."""
+    """The matplotlib Figure of ``result`` (:func:`~photonics.fabrication.yield_stats.summarize` of
+    one study, or :func:`~photonics.fabrication.yield_stats.summarize_sweep`) and its ``rows``, one
+    list per point (one list for a single study)."""
     import matplotlib
 
     matplotlib.use("Agg")  # headless

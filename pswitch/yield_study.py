@@ -1,6 +1,6 @@
-"""A yield study on Dask: every chip of a :class:`~photonics.chip_yield.YieldStudy` is one task
-(:func:`photonics.chip_yield.run_chip`) on ``dask.distributed``, and its row is written to
-Parquet as it arrives.
+"""A yield study on Dask: every chip of a :class:`~photonics.fabrication.study.YieldStudy` is one
+task (:func:`photonics.fabrication.chip_yield.run_chip`) on ``dask.distributed``, and its row is
+written to Parquet as it arrives.
 
 The cluster is a :class:`distributed.LocalCluster` of one single-threaded worker process per
 core unless a scheduler's address is given (an existing cluster: ``dask scheduler`` and
@@ -11,7 +11,7 @@ The output is a folder of Parquet files, one dataset (``pyarrow.parquet.read_tab
 whole): each batch of rows is one ``part-NNNNN.parquet``, written to a hidden file then renamed,
 so a study killed at any moment leaves only whole files; a run that leaves more than
 :data:`COMPACT_PARTS` of them compacts them into one. ``_study.json`` holds the study the
-rows belong to (:meth:`~photonics.chip_yield.YieldStudy.identity`: all but the number of
+rows belong to (:meth:`~photonics.fabrication.study.YieldStudy.identity`: all but the number of
 chips) and their columns. Run the same study on the same folder again, with as many chips or
 more, and it submits only the chips not in it yet; a folder of another study is refused before
 anything runs.
@@ -40,9 +40,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from photonics.chip_yield import YieldStudy, passes, run_chip
 from photonics.errors import PswitchError, SettingsError
-from photonics.yield_stats import sweep_points
+from photonics.fabrication.chip_yield import run_chip
+from photonics.fabrication.study import YieldStudy, passes
+from photonics.fabrication.yield_stats import sweep_points
 
 Progress = Callable[[str, int, int], None]
 #: A sweep's axes: (name of a study number, its values), one or two.
@@ -52,7 +53,7 @@ Axes = list[tuple[str, list[float]]]
 STUDY_FILE = "_study.json"
 #: What a sweep's folder sweeps.
 SWEEP_FILE = "_sweep.json"
-#: The columns of a part file: a row of :func:`~photonics.chip_yield.run_chip`.
+#: The columns of a part file: a row of :func:`~photonics.fabrication.chip_yield.run_chip`.
 SCHEMA = pa.schema(
     [
         ("index", pa.int64()),
@@ -214,7 +215,7 @@ def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any
 
 def task_keys(study: YieldStudy, indices: list[int] | range) -> list[str]:
     """Dask keys of the chips ``indices`` of ``study``: unique to the chip (its study's
-    :meth:`~photonics.chip_yield.YieldStudy.chip_identity` and its index), so that studies
+    :meth:`~photonics.fabrication.study.YieldStudy.chip_identity` and its index), so that studies
     sharing a cluster share only the same chips, and a sweep over the spec runs each chip once."""
     identity = json.dumps(study.chip_identity(), sort_keys=True).encode()
     token = hashlib.sha256(identity).hexdigest()
@@ -307,9 +308,10 @@ def run_sweep(
     progress: Progress | None = None,
     client: Any = None,
 ) -> tuple[list[YieldStudy], list[list[dict[str, Any]]]]:
-    """Run the sweep of ``base`` over ``axes`` (:func:`photonics.yield_stats.sweep_points`,
-    ``base.chips`` chips at each point) in ``folder``, resuming each point: its studies and the
-    rows of each, every row with its point's swept numbers."""
+    """Run the sweep of ``base`` over ``axes``
+    (:func:`photonics.fabrication.yield_stats.sweep_points`, ``base.chips`` chips at each point) in
+    ``folder``, resuming each point: its studies and the rows of each, every row with its point's
+    swept numbers."""
     points = prepare_sweep(base, axes, folder)
     rows = run_points(points, workers, scheduler, progress, client)
     studies = [study for study, _ in points]

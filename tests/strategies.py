@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from scipy.stats import unitary_group
 
 from photonics import Matching, Permutation
-from photonics.calibration import Calibration, RingTuning
+from photonics.chips.calibration import Calibration, RingTuning
 
 seeds = st.integers(0, 2**32 - 1)
 

@@ -13,7 +13,7 @@ import pytest
 from firmware.calibration_file import CalibrationFileError, load_calibration, save_calibration
 from firmware.store import Store, StoreError
 from hil.bench_config import BenchConfig, Instrument
-from photonics.calibration import Calibration, RingTuning, same_calibration
+from photonics.chips.calibration import Calibration, RingTuning, same_calibration
 from photonics.errors import SettingsError
 from tests.strategies import CREATED
 

@@ -24,9 +24,9 @@ from firmware.controller.session import Session
 from firmware.controller.system import SystemCommands
 from firmware.driver import ChipDriver
 from firmware.store import Store
-from photonics.calibration import Calibration
-from photonics.switch import Fabric
-from photonics.thermal import HeaterLayout
+from photonics.chips.calibration import Calibration
+from photonics.chips.switch import Fabric
+from photonics.devices.thermal import HeaterLayout
 
 
 class Controller(

@@ -9,13 +9,13 @@ from firmware.commands import Param
 from firmware.controller.core import Core, fabric_for
 from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
-from photonics.calibration import Calibration
-from photonics.feedforward import FeedForwardMesh
-from photonics.hex_crosstalk import calibrate_recirculating_crosstalk
-from photonics.hex_selfcal import calibrate_recirculating
-from photonics.selfcal import peak_power_mW, self_calibrate
-from photonics.switch import FeedForwardFabric, MeshFabric
-from photonics.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
+from photonics.calibration.hex_crosstalk import calibrate_recirculating_crosstalk
+from photonics.calibration.hex_selfcal import calibrate_recirculating
+from photonics.calibration.selfcal import peak_power_mW, self_calibrate
+from photonics.chips.calibration import Calibration
+from photonics.chips.switch import FeedForwardFabric, MeshFabric
+from photonics.devices.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
+from photonics.feedforward.meshes import FeedForwardMesh
 
 #: The I-V sweep drives as many heaters at once as fill this fraction of the power budget: a
 #: heater's resistance rises with its current, which a driver that models power from its
@@ -93,8 +93,8 @@ class CalibrationCommands(Core):
             self.save_calibration()
 
     def _run_recirculating(self, fabric: MeshFabric, save: bool) -> None:
-        """CAL:RUN on a recirculating mesh (:mod:`photonics.hex_selfcal`): within the current
-        limit and the power budget at every step; cells it cannot calibrate are marked dead
+        """CAL:RUN on a recirculating mesh (:mod:`photonics.calibration.hex_selfcal`): within the
+        current limit and the power budget at every step; cells it cannot calibrate are marked dead
         (``phase_fitted`` False), so the router leaves them out."""
         limit = float(self.current_limit_mA.min())
         group = self._heaters_fit(limit)
@@ -158,9 +158,9 @@ class CalibrationCommands(Core):
         drives every heater in turn to ``limit`` (mA); sweeps each MZI over a full period (twice
         its P_pi, by the calibration in use, else the nominal one) up to the power ``limit``
         gives, with the MZIs before it parked at bar (the estimate of
-        :func:`~photonics.selfcal.peak_power_mW`, when there is a calibration in use) and the
-        other heaters as they are now (rings not locked yet at 0 mA). Each measurement is still
-        checked as it is sent (:meth:`_measure`)."""
+        :func:`~photonics.calibration.selfcal.peak_power_mW`, when there is a calibration in use)
+        and the other heaters as they are now (rings not locked yet at 0 mA). Each measurement is
+        still checked as it is sent (:meth:`_measure`)."""
         group = self._heaters_fit(limit)
         n, budget = self.driver.n_channels, self.power_budget_mW
         alone = self.driver.power_mW(np.diag(np.full(n, limit)))

@@ -45,12 +45,12 @@ from firmware.declarations import bind, declarations
 from firmware.driver import ChipDriver, DriverError
 from firmware.scpi_errors import ErrorQueue, ScpiError
 from firmware.store import Store, StoreError
-from photonics.calibration import Calibration
+from photonics.calibration.selfcal import CellDrive
+from photonics.chips.calibration import Calibration
+from photonics.chips.switch import Fabric, MeshFabric, SwitchPlan
 from photonics.errors import MatchingError, PortError
 from photonics.matching import Matching
-from photonics.routing import DEFAULT_EXTINCTION_DB
-from photonics.selfcal import CellDrive
-from photonics.switch import Fabric, MeshFabric, SwitchPlan
+from photonics.recirculating.routing import DEFAULT_EXTINCTION_DB
 
 try:
     _VERSION = version("pswitch-photonics")

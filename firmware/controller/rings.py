@@ -5,8 +5,8 @@ The lock, the project's one: a sweep of the ring heater's power over
 :data:`RING_SWEEP_FSR` FSR in steps of a quarter FWHM (refused before it starts when it does
 not fit the limits) finds the brightest drop reading (one order up when it leaves the heater
 less than :data:`RING_HEADROOM` of an FSR to fall back on); up to :data:`RING_FIT_ITERATIONS`
-three-point fits of the resonance (:func:`~photonics.ring.lorentzian_peak`) centre the heater
-on it. A heater only heats: a fit that asks for negative power takes the same resonance one
+three-point fits of the resonance (:func:`~photonics.devices.ring.lorentzian_peak`) centre the
+heater on it. A heater only heats: a fit that asks for negative power takes the same resonance one
 order (one FSR) up, one beyond the current limit one order down.
 
 Every locked ring is then re-centred by the same fit, after each lock, unlock and
@@ -30,9 +30,9 @@ import numpy as np
 from firmware.controller.core import RECONFIGURE_ERRORS, RING, Core
 from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
-from photonics.chip import Chip
+from photonics.chips.chip import Chip
+from photonics.devices.ring import DEFAULT_HEATER_NM_PER_MW, lorentzian_peak
 from photonics.progress import steps
-from photonics.ring import DEFAULT_HEATER_NM_PER_MW, lorentzian_peak
 
 #: Three-point fits that refine a ring lock after the sweep.
 RING_FIT_ITERATIONS = 4
@@ -77,11 +77,10 @@ class Rings:
         mesh's heaters, its drop port is detector k (none without ``output_rings``)."""
         if not chip.spec.output_rings:
             return cls()
-        n, spec = chip.n_ports, chip.spec
-        first = 2 * chip.mesh.n_mzis + n
+        spec = chip.spec
         return cls(
-            tuple(range(first, first + n)),
-            tuple(range(n)),
+            tuple(int(c) for c in chip.ring_channels),
+            tuple(range(chip.n_ports)),
             spec.ring.fwhm_nm(),
             spec.ring.fsr_nm(),
             spec.ring_thermal.heater_nm_per_mW,
@@ -127,7 +126,7 @@ class RingCommands(Core):
     def _ring_fit(self, ring: int, center: float, step: float) -> tuple[float, float] | None:
         """Where the ring's resonance is, in heater power (mW), and its half width (mW), from
         three drop readings ``step`` apart around ``center`` (mW)
-        (:func:`~photonics.ring.lorentzian_peak`); None when they do not bracket it, or when
+        (:func:`~photonics.devices.ring.lorentzian_peak`); None when they do not bracket it, or when
         the fit's width is not the ring's (within :data:`RING_WIDTH_RANGE`): three readings
         far off resonance, at the photodiode's noise, can fit a peak too."""
         channel, detector = self._ring(ring)

@@ -6,9 +6,9 @@ time-multiplexed schedules (:mod:`.schedules`), jobs (:mod:`.jobs`), accelerator
 spare ports (:mod:`.spares`) and tenant slices (:mod:`.tenants`); :mod:`.plans` holds the plan
 helpers they share. Import the names from here.
 
-Pure logic on :mod:`photonics.switch` fabrics (no I/O). Terms:
+Pure logic on :mod:`photonics.chips.switch` fabrics (no I/O). Terms:
 
-- a *plan* (:class:`~photonics.switch.SwitchPlan`) is every cell's angle plus the directed
+- a *plan* (:class:`~photonics.chips.switch.SwitchPlan`) is every cell's angle plus the directed
   circuits it carries; a *changed cell* is one whose bar/cross state differs between two plans.
   On the emulated feed-forward chip each cell is one heater channel (channel ``k`` is the internal
   heater of MZI ``k``), so reconfiguration time grows with the changed cells

@@ -33,8 +33,8 @@ from firmware.fabric.collectives import (
     straggler_all_reduce,
 )
 from firmware.fabric.schedules import HeaterWriteModel, ReconfigurationModel
+from photonics.chips.switch import Fabric, FeedForwardFabric
 from photonics.matching import Permutation
-from photonics.switch import Fabric, FeedForwardFabric
 
 #: What a step's reconfigurations are: a constant (s), a model, or one time per step (s).
 Reconfigurations = float | ReconfigurationModel | Sequence[float]

@@ -18,9 +18,9 @@ from firmware.fabric.collectives import Collective, Transfer, _check, straggler_
 from firmware.fabric.covers import _split
 from firmware.fabric.plans import try_plan
 from firmware.fabric.schedules import HeaterWriteModel, ReconfigurationModel
+from photonics.chips.switch import Fabric, SwitchPlan
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching
-from photonics.switch import Fabric, SwitchPlan
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from firmware.fabric.plans import try_plan
-from photonics.covers import Cover, round_robin
+from photonics.chips.switch import Fabric, SwitchPlan
 from photonics.errors import MatchingError, SettingsError
 from photonics.matching import Matching
 from photonics.progress import Progress, steps
-from photonics.switch import Fabric, SwitchPlan
+from photonics.recirculating.covers import Cover, round_robin
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,14 @@ def all_to_all(
     The circle method gives ``n - 1`` perfect matchings (even ``n``) or ``n`` near-perfect ones
     (odd ``n``), each checked by planning it. A feed-forward mesh realizes them all. The first
     round that does not plan hands over to the fabric's own cover search when it has one
-    (:meth:`~photonics.switch.Fabric.all_to_all_cover`; a recirculating mesh of even ``n``: the
-    router's cover, other relabelings, then the pairs of unroutable rounds packed into more
-    matchings); otherwise the circle method is relabeled up to ``attempts`` times and the pairs
-    of rounds that never plan are packed greedily. ``isolation_db`` (a recirculating mesh of
-    even ``n`` only): keep only matchings whose predicted isolation reaches it (dB), the
-    router's cover with that requirement. ``AllToAll.note`` says when the cover is larger than
-    optimal. Raises :class:`MatchingError` when some pair cannot be joined at all.
-    ``progress`` (:mod:`photonics.progress`) follows the fabric's cover search and the plans.
+    (:meth:`~photonics.chips.switch.Fabric.all_to_all_cover`; a recirculating mesh of even ``n``:
+    the router's cover, other relabelings, then the pairs of unroutable rounds packed into more
+    matchings); otherwise the circle method is relabeled up to ``attempts`` times and the pairs of
+    rounds that never plan are packed greedily. ``isolation_db`` (a recirculating mesh of even ``n``
+    only): keep only matchings whose predicted isolation reaches it (dB), the router's cover with
+    that requirement. ``AllToAll.note`` says when the cover is larger than optimal. Raises
+    :class:`MatchingError` when some pair cannot be joined at all. ``progress``
+    (:mod:`photonics.progress`) follows the fabric's cover search and the plans.
     """
     n = fabric.n_ports
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
@@ -130,8 +130,8 @@ def all_to_all(
 
 
 def _covered(fabric: Fabric, cover: Cover, progress: Progress | None = None) -> AllToAll:
-    """The fabric's own cover (:meth:`~photonics.switch.Fabric.all_to_all_cover`) with the plan
-    of each matching."""
+    """The fabric's own cover (:meth:`~photonics.chips.switch.Fabric.all_to_all_cover`) with the
+    plan of each matching."""
     if cover.unroutable:
         raise MatchingError(
             f"no all-to-all cover: endpoint pairs {list(cover.unroutable)} cannot be routed"

@@ -3,9 +3,9 @@ plan against its fabric."""
 
 from __future__ import annotations
 
+from photonics.chips.switch import Fabric, SwitchPlan
 from photonics.errors import MatchingError, SettingsError, ShapeError
 from photonics.matching import Matching
-from photonics.switch import Fabric, SwitchPlan
 
 
 def try_plan(fabric: Fabric, matching: Matching) -> SwitchPlan | None:

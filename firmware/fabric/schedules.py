@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_SETTLE_TOLERANCE
+from photonics.chips.switch import Fabric, SwitchPlan
+from photonics.devices.thermal import DEFAULT_TAU_S
+from photonics.devices.transients import ThermalDynamics, settle_time_s
 from photonics.errors import MatchingError, SettingsError, ShapeError
 from photonics.matching import Matching
-from photonics.switch import Fabric, SwitchPlan
-from photonics.thermal import DEFAULT_TAU_S
-from photonics.transients import ThermalDynamics, settle_time_s
 
 #: A model of the time (s) to go from one plan (None: unknown, every cell is written) to another.
 ReconfigurationModel = Callable[[SwitchPlan | None, SwitchPlan], float]
@@ -98,7 +98,7 @@ def phases_schedule(
 class HeaterWriteModel:
     """Reconfiguration time of a plan change as the emulated driver models it (s):
     ``channels x channel_write_s`` plus the thermal settling of a heater's full step to within
-    ``settle_tolerance`` (:func:`photonics.transients.settle_time_s` with ``tau_s`` and
+    ``settle_tolerance`` (:func:`photonics.devices.transients.settle_time_s` with ``tau_s`` and
     ``dynamics``, as the driver computes it: ~39 us for 5.6 us, first order), 0 when nothing
     changes.
 

@@ -1,7 +1,7 @@
 """Accelerator failover: splice a spare port of a job into the running configuration in place
 of a failed accelerator, re-routing as little as the fabric allows.
 
-The fabric's rerouter (:meth:`~photonics.switch.Fabric.rerouter`) routes the new circuits
+The fabric's rerouter (:meth:`~photonics.chips.switch.Fabric.rerouter`) routes the new circuits
 around the live ones; this module chooses the spare and the plan (fewest live circuits
 disturbed, then fewest cells switched, never more cells than a re-route from scratch).
 """
@@ -15,9 +15,9 @@ import numpy as np
 
 from firmware.fabric.jobs import Job, job_matchings
 from firmware.fabric.plans import check_plan, try_plan
+from photonics.chips.switch import Fabric, SwitchPlan
 from photonics.errors import MatchingError, PortError, SettingsError
 from photonics.matching import Matching
-from photonics.switch import Fabric, SwitchPlan
 
 
 @dataclass(frozen=True)
@@ -109,16 +109,17 @@ def failover(
     Candidate plans, per spare:
 
     - ``"pinned"``: route only the two new circuits, every cell of every other live circuit
-      kept, switching fewest cells (:meth:`Rerouter.pinned <photonics.switch.Rerouter.pinned>`;
-      feed-forward: a directed path each way by dynamic programming over the cells, in both
-      orders; recirculating: one reciprocal path by Dijkstra over the port-ends);
+      kept, switching fewest cells (:meth:`Rerouter.pinned
+      <photonics.chips.switch.Rerouter.pinned>`; feed-forward: a directed path each way by dynamic
+      programming over the cells, in both orders; recirculating: one reciprocal path by Dijkstra
+      over the port-ends);
     - ``"released"`` (when no spare can be pinned): rip up and re-route: the pairs whose
       light stands in the way are re-routed too (at most ``max_released`` pairs; on a
       recirculating mesh with a growing cost on contested cells), every other cell kept. A
       feed-forward mesh is planar: a new path that must cross a live circuit's path can only
       do so in a cell whose state that circuit needs, so some circuits may have to move;
     - ``"sorting"`` (feed-forward, :meth:`Rerouter.completions
-      <photonics.switch.Rerouter.completions>`): the mesh's sorting network with the default
+      <photonics.chips.switch.Rerouter.completions>`): the mesh's sorting network with the default
       completion of the dark ports (the naive re-route), with the completion inherited from the
       current states, and, when nothing above worked, a hill climb over swaps of two dark
       ports' completions (at most ``max_completions`` routes per spare);
@@ -128,8 +129,8 @@ def failover(
     The chosen plan switches no more cells than the naive re-route of the best spare (when it
     was computed) and, within that, disturbs fewest live circuits, then switches fewest cells
     (then lowest spare). Compute: ~1 ms (median) on a 32-port Clements mesh, ~3.5 ms on
-    :func:`~photonics.switch_geometry.switch_32` when a pinned path exists; the feed-forward kernels
-    are compiled by numba on first use (cached on disk).
+    :func:`~photonics.recirculating.switch_geometry.switch_32` when a pinned path exists; the
+    feed-forward kernels are compiled by numba on first use (cached on disk).
 
     A failed port that is dark in ``current`` needs no change: the first spare takes its place
     in ``job``. Raises :class:`PortError` when ``failed_port`` is not in the job or no spare is

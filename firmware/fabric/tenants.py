@@ -12,9 +12,9 @@ import numpy as np
 from firmware.fabric.covers import circle_rounds
 from firmware.fabric.jobs import Job, check_ports, job_matchings
 from firmware.fabric.plans import try_plan
+from photonics.chips.switch import Fabric, Pair, Rerouter, SwitchPlan
 from photonics.errors import MatchingError, PortError, SettingsError
 from photonics.matching import Matching
-from photonics.switch import Fabric, Pair, Rerouter, SwitchPlan
 
 
 @dataclass(frozen=True)
@@ -95,15 +95,15 @@ def slice_tenants(
     """Give each tenant ``(name, n_ports)`` its own consecutive ports, isolated from the others.
 
     Ports are consecutive endpoint indices: on a feed-forward mesh, adjacent modes; with the
-    endpoints of :func:`~photonics.switch_geometry.switch_32`, neighbours on one side of the mesh.
-    Tenants are placed largest first, each in the smallest run of free ports (not
+    endpoints of :func:`~photonics.recirculating.switch_geometry.switch_32`, neighbours on one side
+    of the mesh. Tenants are placed largest first, each in the smallest run of free ports (not
     ``reserved``) that fits it (best fit, which keeps large runs whole).
 
     Isolation is checked, not assumed: from the baseline (every tenant in its first matching),
     each tenant's every matching (``topology``: its all-to-all rounds or a ring in port order)
     must be realizable without changing a cell that another tenant's circuits cross. The
     tenant's own pairs are routed again, every other path pinned (:meth:`Rerouter.pinned
-    <photonics.switch.Rerouter.pinned>`, in a few orders), else the whole matching is planned
+    <photonics.chips.switch.Rerouter.pinned>`, in a few orders), else the whole matching is planned
     from scratch; the check holds against the others' first matchings. On a feed-forward mesh
     a plan from scratch keeps each tenant inside its own band of modes (its sorting network
     never swaps across a band edge), so there any other tenants' states give the same cells.

@@ -27,7 +27,7 @@ from hil.emulator.instruments import (
 from hil.emulator.server import Faults, PtyServer, TcpServer
 from hil.emulator.world import BenchWorld
 from hil.instruments.power_meters import N7744A_CHANNELS
-from photonics.chip import Chip, ChipSpec
+from photonics.chips.chip import Chip, ChipSpec
 from photonics.errors import SettingsError
 
 #: Chip sizes the emulated bench serves: one meter channel per output (N7744A 4, N7745A 8).

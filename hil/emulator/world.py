@@ -1,7 +1,7 @@
 """The emulated bench: one chip, one heater driver and the light around them, shared by every
 emulated instrument.
 
-:class:`BenchWorld` holds an emulated :class:`~photonics.chip.Chip` (default: 8-port Clements
+:class:`BenchWorld` holds an emulated :class:`~photonics.chips.chip.Chip` (default: 8-port Clements
 mesh with output rings), the heater driver in front of it (:class:`BenchDriver`, an
 :class:`~firmware.driver.EmulatedDriver`), a firmware :class:`~firmware.controller.Controller` on
 that driver (the pswitch switch controller), the bench's lasers and a 1xN fibre switch choosing
@@ -10,25 +10,25 @@ controller) goes through the one driver, so every power meter sees every write.
 
 Light: the active laser (see :meth:`BenchWorld.set_laser`) enters input
 :attr:`~BenchWorld.selected_input` through one facet (:data:`FACET_LOSS_DB`), crosses the chip
-(:meth:`~photonics.chip.Chip.detect` at the laser's wavelength, rings included) and leaves each
-output through another facet; a power meter reads it with Gaussian noise of the chip's noise
-floor on top, as a magnitude (``|P + n|``: a detector reads no negative power). Dark (no laser
-on): the noise's magnitude only, around the noise floor, never exactly zero.
+(:meth:`~photonics.chips.chip.Chip.detect` at the laser's wavelength, rings included) and leaves
+each output through another facet; a power meter reads it with Gaussian noise of the chip's noise
+floor on top, as a magnitude (``|P + n|``: a detector reads no negative power). Dark (no laser on):
+the noise's magnitude only, around the noise floor, never exactly zero.
 
 Time: the driver writes a heater write's channels one after the other, one every
 ``channel_write_s``, starting when the previous write has settled; each channel's heat then
-spreads as the heaters' step responses say (:mod:`photonics.transients`: its own first-order
+spreads as the heaters' step responses say (:mod:`photonics.devices.transients`: its own first-order
 response, the slower crosstalk to its neighbours, the chip-wide self-heating), so a reading at
 time ``t`` sees the light of the heat at ``t``, transient included, on the world's clock
 (``time.monotonic`` by default, :class:`ManualClock` in tests). A write has settled after the
 driver's modeled time (the writes plus the physics' settling, ``docs/physics.md`` section 5);
 :meth:`BenchWorld.wait_settled` waits (sleeps, or advances a manual clock) until then, as an
 instrument's ``*OPC?`` and the switch's do. The chip's temperature is the driver's
-``delta_T_K``, plus the self-heating, plus an :class:`~photonics.drift.AmbientDrift` when the
-world has one; the firmware's own readings (``detect``, ``measure``) see the chip in steady
-state at the temperature of the moment. Laser and fibre-switch changes act at once. Batches of
-the firmware's ``measure`` (calibration, ring-lock sweeps) are not replayed to the meters: they
-see the state before and after.
+``delta_T_K``, plus the self-heating, plus an :class:`~photonics.devices.drift.AmbientDrift` when
+the world has one; the firmware's own readings (``detect``, ``measure``) see the chip in steady
+state at the temperature of the moment. Laser and fibre-switch changes act at once. Batches of the
+firmware's ``measure`` (calibration, ring-lock sweeps) are not replayed to the meters: they see the
+state before and after.
 
 Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driver and light.
 """
@@ -46,12 +46,12 @@ from numpy.typing import ArrayLike
 
 from firmware.controller import Controller, Rings
 from firmware.driver import REFERENCE_TEMPERATURE_C, DriverError, EmulatedDriver
-from photonics.chip import REFERENCE_WAVELENGTH_NM, Chip, ChipSpec
-from photonics.drift import AmbientDrift
+from photonics.chips.chip import REFERENCE_WAVELENGTH_NM, Chip, ChipSpec
+from photonics.chips.switch import FeedForwardFabric
+from photonics.devices.drift import AmbientDrift
+from photonics.devices.thermal import Heaters
+from photonics.devices.transients import SETTLED_AFTER_TAU, Heat, ThermalDynamics, heat_at
 from photonics.errors import PortError, SettingsError
-from photonics.switch import FeedForwardFabric
-from photonics.thermal import Heaters
-from photonics.transients import SETTLED_AFTER_TAU, Heat, ThermalDynamics, heat_at
 
 #: Fibre-to-chip coupling loss per facet, dB (published 1.8-3.6 dB: ``docs/physics.md`` [1]).
 FACET_LOSS_DB = 2.5
@@ -296,7 +296,7 @@ class BenchWorld:
 
     def heat(self, times_s: ArrayLike) -> Heat:
         """The heat of the heaters at ``times_s`` (s, world clock): each write's step responses
-        (:func:`photonics.transients.heat_at`), from the last write settled long before."""
+        (:func:`photonics.devices.transients.heat_at`), from the last write settled long before."""
         t = np.atleast_1d(self._now(times_s)).astype(float)
         dynamics = self.driver.dynamics
         tau = self.chip.heaters.tau_s

@@ -41,8 +41,8 @@ import numpy as np
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_SETTLE_TOLERANCE, DriverError
 from hil.errors import InstrumentError, InstrumentReportedError
 from hil.instruments.base import Connection, Detectors, check_index, check_range
+from photonics.devices.thermal import DEFAULT_R0_OHM, DEFAULT_TAU_S, settling_time_s
 from photonics.errors import LimitError, PortError, ShapeError
-from photonics.thermal import DEFAULT_R0_OHM, DEFAULT_TAU_S, settling_time_s
 
 #: Error codes of the Qontrol line protocol (Qontrol's own table for Q8-class modules), the
 #: one table the emulation and the driver share. The emulation uses: 1 a voltage (set, or the

@@ -1,16 +1,17 @@
 """A production test's lock of an emulated feed-forward chip's output rings to the laser.
 
-Each output ``j`` of a :class:`~photonics.chip.Chip` built with ``output_rings`` reaches its
+Each output ``j`` of a :class:`~photonics.chips.chip.Chip` built with ``output_rings`` reaches its
 photodiode through the drop port of an add-drop ring whose resonance fabrication puts
 ``ring_fab_sigma_nm`` (std) off its design. Before the mesh can be measured through them, every
-ring is brought onto the laser by its heater; a yield study (:mod:`photonics.chip_yield`) does
-it for each chip, so the rings' spread costs what it costs a real chip: heater power, light
-lost where a lock is off, and a chip whose ring shows no resonance.
+ring is brought onto the laser by its heater; a yield study
+(:mod:`photonics.fabrication.chip_yield`) does it for each chip, so the rings' spread costs what it
+costs a real chip: heater power, light lost where a lock is off, and a chip whose ring shows no
+resonance.
 
 The method is the firmware's ``RING:LOCK`` (``firmware.controller.rings``: a sweep of the ring
 heater's power over :data:`SWEEP_FSR` FSR in steps of a quarter FWHM, the brightest drop reading
 taken one order up when it leaves less than a quarter FSR of headroom, then three-point fits of
-:func:`~photonics.ring.lorentzian_peak`), run on every ring at once: each ring has its own
+:func:`~photonics.devices.ring.lorentzian_peak`), run on every ring at once: each ring has its own
 photodiode, so one sweep of all the ring heaters together reads every ring (the firmware locks
 one ring per command, through SCPI). Powers are turned into currents through the heaters'
 read-back voltages (``P = I V(I)``, what a driver measures), not the chip's hidden resistances.
@@ -20,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from photonics.chip import Chip
+from photonics.chips.chip import Chip
+from photonics.devices.ring import lorentzian_peak
 from photonics.errors import FitError
-from photonics.ring import lorentzian_peak
 
 #: The lock sweeps each ring heater from 0 mW over this many FSRs of power.
 SWEEP_FSR = 1.25
@@ -38,13 +39,6 @@ WINDOWS = 4
 _CURVE_POINTS = 4001
 
 
-def ring_channels(chip: Chip) -> np.ndarray:
-    """The heater channels of ``chip``'s output rings, ring ``j`` (output ``j``) at ``j``."""
-    if not chip.spec.output_rings:
-        return np.zeros(0, dtype=int)
-    return np.arange(chip.n_heaters - chip.n_ports, chip.n_heaters)
-
-
 class RingLock:
     """Locks ``chip``'s output rings through its photodiodes (see the module docstring).
 
@@ -55,7 +49,7 @@ class RingLock:
     def __init__(self, chip: Chip, rng: np.random.Generator | None, probe_mW: float = 1.0):
         spec = chip.spec
         self.chip, self.rng = chip, rng
-        self.channels = ring_channels(chip)
+        self.channels = chip.ring_channels
         self.fsr_mW = 2 * spec.ring_thermal.p_pi_mW(spec.ring)
         self.step_mW = spec.ring.fwhm_nm() / spec.ring_thermal.heater_nm_per_mW / 4
         self.probe = np.sqrt(probe_mW) * np.eye(chip.n_ports)

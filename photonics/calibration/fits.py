@@ -2,7 +2,7 @@
 
 The fits are pure functions of measurement arrays, so they run identically on emulator data and on
 real bench data. Models (units: current mA, voltage V, resistance ohm, power mW, phase rad,
-wavelength nm), the same as :mod:`photonics.thermal`::
+wavelength nm), the same as :mod:`photonics.devices.thermal`::
 
     R(I)     = a I^2 + c                          heater resistance; V = 1e-3 I R(I)
     phase    = pi P / P_pi + bias                 a heater's phase, linear in its power P
@@ -10,7 +10,7 @@ wavelength nm), the same as :mod:`photonics.thermal`::
     shift_v  = K[v, a] * (pi P_a / P_pi_a)        thermal crosstalk, K with zero diagonal
     lambda   = lambda0 + slope P                  a ring's resonance under its heater
 
-What they give is gathered in a :class:`~photonics.calibration.Calibration`.
+What they give is gathered in a :class:`~photonics.chips.calibration.Calibration`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from numpy.typing import ArrayLike
 from scipy.optimize import least_squares
 
 from photonics._checks import array
-from photonics.calibration import RingTuning
+from photonics.chips.calibration import RingTuning
+from photonics.devices.thermal import CrosstalkModel
 from photonics.errors import FitError, SettingsError, ShapeError
-from photonics.thermal import CrosstalkModel
 
 #: Oversampling of the fringe-frequency scan relative to the natural resolution 2 pi / span.
 _SCAN_OVERSAMPLE = 16
@@ -416,11 +416,12 @@ def fit_crosstalk_model(
     other_arm_distance_um: ArrayLike | None = None,
 ) -> CrosstalkModel:
     """Fit the published distance law ``p1 e^{-p2 d} + p3 d + p4`` (see
-    :class:`photonics.thermal.CrosstalkModel`) to measured pair couplings at distances ``d`` (um).
+    :class:`photonics.devices.thermal.CrosstalkModel`) to measured pair couplings at distances ``d``
+    (um).
 
     With ``other_arm_distance_um`` (the aggressor's distance to each victim's other arm, um;
     ``inf`` for a victim on a lone waveguide) a coupling is the law at ``d`` less the law
-    there, as :func:`photonics.thermal.differential_crosstalk` predicts it. The law ends at
+    there, as :func:`photonics.devices.thermal.differential_crosstalk` predicts it. The law ends at
     ``cutoff_um`` in the fit as it does in use: an other arm beyond it sees nothing (fitting
     the uncut law to pairs whose other arms lie beyond the cutoff gives a law that fits them
     and is wrong wherever it is applied).

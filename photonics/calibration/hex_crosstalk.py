@@ -1,21 +1,23 @@
 """Thermal crosstalk between the cells of a recirculating mesh, calibrated through the
-photodiodes at its switch endpoints after :func:`~photonics.hex_selfcal.calibrate_recirculating`.
+photodiodes at its switch endpoints after
+:func:`~photonics.calibration.hex_selfcal.calibrate_recirculating`.
 
 Method: the pairwise aggressor/victim sweeps of the feed-forward procedure
-(:func:`photonics.selfcal.calibrate_crosstalk`) on routed paths. A victim cell is measured the
-way its phase was last measured (:class:`~photonics.hex_routes.CellMeasurement`: light routed
-through it onto one photodiode, the other calibrated cells parked at bar): its heater is swept
-over one period with a neighbouring aggressor cell at its own power and again heated, and the
-fringe's phase moves by the pair's coupling times the aggressor's extra phase. An aggressor on
-the victim's routes is heated by exactly 2 P_pi, so its state stays; a parked one as far as its
-current allows (it carries only stray light). A few pairs of each configuration (distance) fix
-the chip's distance law (:func:`~photonics.fits.fit_crosstalk_model`), which gives ``K`` for
-every pair (:func:`~photonics.thermal.differential_crosstalk`).
+(:func:`photonics.calibration.selfcal.calibrate_crosstalk`) on routed paths. A victim cell is
+measured the way its phase was last measured
+(:class:`~photonics.calibration.hex_routes.CellMeasurement`: light routed through it onto one
+photodiode, the other calibrated cells parked at bar): its heater is swept over one period with a
+neighbouring aggressor cell at its own power and again heated, and the fringe's phase moves by the
+pair's coupling times the aggressor's extra phase. An aggressor on the victim's routes is heated by
+exactly 2 P_pi, so its state stays; a parked one as far as its current allows (it carries only stray
+light). A few pairs of each configuration (distance) fix the chip's distance law
+(:func:`~photonics.calibration.fits.fit_crosstalk_model`), which gives ``K`` for every pair
+(:func:`~photonics.devices.thermal.differential_crosstalk`).
 
 The self-calibration's biases hold the warmth its neighbours gave each cell while its last
 fringe was read (their currents are recorded, :attr:`HexSelfCalibration.fringe_base_mA`); with
 ``K`` known that warmth is taken out of them, so that a drive which compensates the crosstalk
-(:class:`~photonics.selfcal.CellDrive`) sets every cell as asked.
+(:class:`~photonics.calibration.selfcal.CellDrive`) sets every cell as asked.
 """
 
 from __future__ import annotations
@@ -24,18 +26,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from photonics.calibration import Calibration
-from photonics.errors import FitError
-from photonics.fits import fit_crosstalk, fit_crosstalk_model
-from photonics.hex_routes import CellMeasurement
-from photonics.hex_selfcal import CellBench, HexSelfCalibration
-from photonics.progress import Progress, steps
-from photonics.selfcal import (
+from photonics.calibration.fits import fit_crosstalk, fit_crosstalk_model
+from photonics.calibration.hex_routes import CellMeasurement
+from photonics.calibration.hex_selfcal import CellBench, HexSelfCalibration
+from photonics.calibration.selfcal import (
     Measure,
     full_scale_power_mW,
     pairs_of_each_configuration,
 )
-from photonics.thermal import HeaterLayout, differential_crosstalk
+from photonics.chips.calibration import Calibration
+from photonics.devices.thermal import HeaterLayout, differential_crosstalk
+from photonics.errors import FitError
+from photonics.progress import Progress, steps
 
 #: Pairs measured per configuration: in a hexagonal mesh every pair of cells within the
 #: crosstalk's reach is one configuration (neighbouring edges of a hexagon, 0.87 unit lengths

@@ -1,5 +1,6 @@
 """Where a recirculating mesh's first-order leaks go, and the conservative per-state extinction
-of its cells: the pure parts of the extinction measurement of :mod:`photonics.hex_selfcal`.
+of its cells: the pure parts of the extinction measurement of
+:mod:`photonics.calibration.hex_selfcal`.
 
 A cell in state S (BAR or CROSS) passes a path's light on and leaks a little into its other
 exit; where that leak leaves the mesh follows from the states of the cells it meets. A detector
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from photonics.waveguide_mesh import BAR, CROSS, through
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, through
 
 #: The state of a cell whose setting is not known (it may send light either way).
 UNKNOWN = -1
@@ -23,8 +24,6 @@ DEFAULT_SIGMAS = 3.5
 #: Extinction assumed for a calibrated cell when the chip gave no clean reading at all, dB: the
 #: lowest published unit-cell figure (Perez-Lopez et al., Nat. Commun. 15, 1563 (2024)).
 NO_READING_DB = 32.0
-#: Extinction ratios are reported up to this value, dB (the photodiodes' floor).
-MAX_EXTINCTION_DB = 60.0
 
 
 def lit_hops(partner: np.ndarray, states: np.ndarray, start: int) -> list[tuple[int, int]] | None:

@@ -1,6 +1,6 @@
 """Routes for measuring a cell of a recirculating mesh through the photodiodes at its
-switch endpoints (:mod:`photonics.hex_selfcal`): breadth-first searches over port-ends through
-the cells whose calibration is known, for the *input*, *dark* and *on* routes of a cell."""
+switch endpoints (:mod:`photonics.calibration.hex_selfcal`): breadth-first searches over port-ends
+through the cells whose calibration is known, for the *input*, *dark* and *on* routes of a cell."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh, state_between, through
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, WaveguideMesh, state_between, through
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,23 @@
 """Self-calibration of a recirculating (e.g. hexagonal) mesh through the photodiodes at its
 switch endpoints.
 
-Runs against the two callables of :mod:`photonics.selfcal`, so the same procedure serves the
-emulated :class:`~photonics.mesh_chip.MeshChip` and a bench:
+Runs against the two callables of :mod:`photonics.calibration.selfcal`, so the same procedure serves
+the emulated :class:`~photonics.chips.mesh_chip.MeshChip` and a bench:
 
 - ``measure(currents_mA, endpoint) -> powers``: currents of all heaters ``(B, H)``, the laser
   on one endpoint; the powers ``(B, n_endpoints)`` on every endpoint's photodiode;
 - ``voltage(currents_mA) -> volts``: the heater driver's read-back ``(B, H)``.
 
 Heater channel ``c`` is cell ``c``'s heater; its phase ``psi = pi P / P_pi + bias`` sets the
-cell's ``2 theta = psi`` (bar at ``psi = 0``), as :mod:`photonics.mesh_chip` models it.
+cell's ``2 theta = psi`` (bar at ``psi = 0``), as :mod:`photonics.chips.mesh_chip` models it.
 
 Method: the unit-by-unit characterisation of hexagonal meshes through light paths (Perez-Lopez
 et al., Nat. Commun. 11, 2020 "Multipurpose self-configuration of programmable photonic
 circuits" and Nat. Commun. 15, 1563 (2024); docs/calibration-hex.md), worked out here for
 detectors at the endpoints only:
 
-1. every heater's resistance from I-V sweeps (:func:`~photonics.selfcal.fit_resistances`);
+1. every heater's resistance from I-V sweeps
+   (:func:`~photonics.calibration.selfcal.fit_resistances`);
 2. a region ``R`` of calibrated cells grows from the mesh's edge. A cell ``c`` can be measured
    once light from an endpoint reaches one of its port-ends through ``R`` (the *input route*)
    and one of its two exits leads out of the chip through ``R`` (the *dark route*, to any edge
@@ -35,17 +36,18 @@ detectors at the endpoints only:
 4. each trusted cell's extinction in each state (bar, cross): light routed through it onto a
    detector at the exit that state darkens, read with the cell set to the state (the leak,
    averaged) and to the other one, on a detector no other lit cell's first-order leak reaches
-   (:mod:`photonics.hex_extinction`), so no background can cancel part of the leak. The leak
-   is raised by :data:`NOISE_SIGMAS` of the detectors' noise; a state without such a reading
-   takes the chip's default (:func:`~photonics.hex_extinction.conservative`).
+   (:mod:`photonics.calibration.hex_extinction`), so no background can cancel part of the leak. The
+   leak is raised by :data:`NOISE_SIGMAS` of the detectors' noise; a state without such a reading
+   takes the chip's default (:func:`~photonics.calibration.hex_extinction.conservative`).
 
 A cell no route reaches, whose fringe has no contrast, or whose extinction reading shows that
 it does not switch as calibrated (:data:`BROKEN_READING_DB`) is reported dead (its heater keeps
 the nominal P_pi, ``phase_fitted`` False), and the router must not use it.
 
 Over 500 lines on purpose: the steps of one procedure share its bench (:class:`CellBench`)
-and what is known so far; the pure parts are in :mod:`photonics.hex_routes` and
-:mod:`photonics.hex_extinction`, the crosstalk step in :mod:`photonics.hex_crosstalk`.
+and what is known so far; the pure parts are in :mod:`photonics.calibration.hex_routes` and
+:mod:`photonics.calibration.hex_extinction`, the crosstalk step in
+:mod:`photonics.calibration.hex_crosstalk`.
 """
 
 from __future__ import annotations
@@ -57,22 +59,27 @@ from itertools import product
 
 import numpy as np
 
-from photonics.calibration import Calibration
-from photonics.errors import FitError
-from photonics.fits import Fringe, fit_fringe
-from photonics.hex_extinction import (
-    MAX_EXTINCTION_DB,
+from photonics.calibration.fits import Fringe, fit_fringe
+from photonics.calibration.hex_extinction import (
     UNKNOWN,
     conservative,
     exit_of,
     leak_exits,
     lit_hops,
 )
-from photonics.hex_routes import CellMeasurement, RoutePlanner, Way
+from photonics.calibration.hex_routes import CellMeasurement, RoutePlanner, Way
+from photonics.calibration.selfcal import (
+    IV_GROUP,
+    Measure,
+    Voltage,
+    fit_resistances,
+    full_scale_power_mW,
+)
+from photonics.chips.calibration import MAX_EXTINCTION_DB, Calibration
+from photonics.devices.thermal import DEFAULT_P_PI_MW, current_for_power, power_for_current
+from photonics.errors import FitError
 from photonics.progress import Progress
-from photonics.selfcal import IV_GROUP, Measure, Voltage, fit_resistances, full_scale_power_mW
-from photonics.thermal import DEFAULT_P_PI_MW, current_for_power, power_for_current
-from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, WaveguideMesh
 
 #: A fringe counts only if its amplitude is this many times its rms residual.
 MIN_CONTRAST = 10.0
@@ -280,7 +287,7 @@ def _state_extinction(
     was found): light routed through the cell (the others trusted, parked at bar or cross)
     onto a detector at its other exit, read with the cell set to the state and to the other
     one (as the calibration sets them); the first way whose detector no other lit cell's
-    first-order leak reaches (:func:`~photonics.hex_extinction.leak_exits`)."""
+    first-order leak reaches (:func:`~photonics.calibration.hex_extinction.leak_exits`)."""
     n = mesh.n_cells
     partner = mesh.partner()
     ends = mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)]

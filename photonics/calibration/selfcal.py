@@ -6,7 +6,7 @@ Runs against two callables, so the same procedure serves the emulated chip and a
   laser on one input port; returns the output photodiode powers ``(B, n)`` (any linear unit);
 - ``voltage(currents_mA) -> volts``: the heater driver's voltage read-back, ``(B, H)``.
 
-Heater channels follow :mod:`photonics.chip` (internal heater of MZI ``k`` is channel ``k``).
+Heater channels follow :mod:`photonics.chips.chip` (internal heater of MZI ``k`` is channel ``k``).
 
 Procedure, MZI by MZI in slot order (column by column from the inputs):
 
@@ -23,7 +23,7 @@ Procedure, MZI by MZI in slot order (column by column from the inputs):
 
 Over 500 lines on purpose: the steps (resistances, fringes, probes, crosstalk pairs, the
 drive that compensates crosstalk) share one measurement rig and its calibration state, and
-the recirculating procedure (:mod:`photonics.hex_selfcal`) reuses its public pieces.
+the recirculating procedure (:mod:`photonics.calibration.hex_selfcal`) reuses its public pieces.
 """
 
 from __future__ import annotations
@@ -36,15 +36,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
-from photonics.calibration import Calibration
-from photonics.chip import Chip
-from photonics.errors import FitError
-from photonics.feedforward import FeedForwardMesh
-from photonics.fits import fit_crosstalk, fit_crosstalk_model, fit_fringe, fit_heater_resistance
-from photonics.matching import Permutation
-from photonics.mzi import arm_phases
-from photonics.progress import Progress, steps
-from photonics.thermal import (
+from photonics.calibration.fits import (
+    fit_crosstalk,
+    fit_crosstalk_model,
+    fit_fringe,
+    fit_heater_resistance,
+)
+from photonics.chips.calibration import Calibration
+from photonics.chips.chip import Chip
+from photonics.devices.mzi import arm_phases
+from photonics.devices.thermal import (
     DEFAULT_P_PI_MW,
     HeaterLayout,
     Heaters,
@@ -53,6 +54,10 @@ from photonics.thermal import (
     differential_crosstalk,
     power_for_current,
 )
+from photonics.errors import FitError
+from photonics.feedforward.meshes import FeedForwardMesh
+from photonics.matching import Permutation
+from photonics.progress import Progress, steps
 
 Measure = Callable[[np.ndarray, int], np.ndarray]
 #: Heaters driven at once in the I-V sweep (16 x 55 mW at 10 mA stays under any power budget).
@@ -430,9 +435,9 @@ def calibrate_crosstalk(
     to them robustly (:func:`fit_crosstalk_model`) gives ``K`` for every pair: heat also leaks
     the victim's light through the warmed mesh around it, which spoils a few pairs. With
     ``other_arm_um`` ((n_mzis, 2) um, each MZI's unheated arm) the law is fitted, and applied,
-    to both arms (:func:`~photonics.thermal.differential_crosstalk`). Returns ``calibration``
-    with ``crosstalk`` set (internal heaters only). ``progress`` (:mod:`photonics.progress`)
-    follows the victims.
+    to both arms (:func:`~photonics.devices.thermal.differential_crosstalk`). Returns
+    ``calibration`` with ``crosstalk`` set (internal heaters only). ``progress``
+    (:mod:`photonics.progress`) follows the victims.
     """
     n_mzis, H = mesh.n_mzis, calibration.n_heaters
     a_fit, c_fit = calibration.a_ohm_per_mA2, calibration.c_ohm

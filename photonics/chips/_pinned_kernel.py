@@ -1,13 +1,13 @@
 """Pinned routing: new circuits routed around circuits that keep every cell they cross.
 
-Works on plain arrays; the rerouters that use it live in :mod:`photonics.switch`.
+Works on plain arrays; the rerouters that use it live in :mod:`photonics.chips.switch`.
 
 - Feed-forward mesh (compiled, numba, cached on disk): a DAG of cells in slot order; cell ``k``
   joins modes ``modes[k]`` and ``modes[k] + 1``, in bar it keeps each input's light on its mode,
   in cross it swaps the two. A directed circuit at a time, by dynamic programming.
 - Recirculating mesh: one reciprocal path at a time, by the router's compiled Dijkstra over
-  port-ends (:meth:`~photonics.routing.Router.cheapest_path`) with the pinned cells' other
-  state and the used port-ends barred.
+  port-ends (:meth:`~photonics.recirculating.routing.Router.cheapest_path`) with the pinned cells'
+  other state and the used port-ends barred.
 """
 
 from collections.abc import Collection, Mapping
@@ -15,8 +15,8 @@ from collections.abc import Collection, Mapping
 import numpy as np
 from numba import njit
 
-from photonics.routing import Router
-from photonics.waveguide_mesh import state_between, through
+from photonics.recirculating.routing import Router
+from photonics.recirculating.waveguide_mesh import state_between, through
 
 _INF = 1 << 40
 #: Cost of pushing a pinned circuit aside in the blocker search, against 1 per switched cell.

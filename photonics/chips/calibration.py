@@ -1,9 +1,8 @@
 """What a chip's calibration gives: :class:`Calibration` (per-heater P_pi, bias phase and
 resistance, crosstalk, one :class:`RingTuning` per ring) and :func:`same_calibration`.
 
-The fits that produce these values are :mod:`photonics.fits`; the calibration file (save, load,
-the versioned format) is :mod:`firmware.calibration_file`: this module does no I/O.
-"""
+The fits that produce these values are :mod:`photonics.calibration.fits`; the calibration file
+(save, load, the versioned format) is :mod:`firmware.calibration_file`: this module does no I/O."""
 
 from __future__ import annotations
 
@@ -20,6 +19,9 @@ from photonics.errors import SettingsError, ShapeError
 HEATER_FIELDS = ("p_pi_mW", "bias_rad", "a_ohm_per_mA2", "c_ohm")
 #: The values of a :class:`RingTuning`, in their order.
 RING_FIELDS = ("lambda0_nm", "slope_nm_per_mW", "rms_residual_nm")
+#: Extinction ratios (``Calibration.extinction_db``) are reported up to this value, dB (the
+#: photodiodes' floor).
+MAX_EXTINCTION_DB = 60.0
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """A whole emulated chip: a feed-forward mesh, its heaters, thermal crosstalk and output detectors.
 
-Heater channels, 0-based, in the order of :meth:`photonics.feedforward.MeshSettings.to_vector`:
+Heater channels, 0-based, in the order of
+:meth:`photonics.feedforward.meshes.MeshSettings.to_vector`:
 
 - ``k`` (0 <= k < K): the internal heater of MZI ``k`` (slot order), on its top arm; its phase
   is the arm difference ``2 theta``;
@@ -11,7 +12,7 @@ Heater channels, 0-based, in the order of :meth:`photonics.feedforward.MeshSetti
   phase: ``2 pi`` moves the resonance by one FSR.
 
 Fabrication variation is drawn once from ``ChipSpec.seed`` as for every emulated chip
-(:mod:`photonics.emulated_chip`: coupler splitting errors and loss per MZI, P_pi spread and
+(:mod:`photonics.chips.emulated_chip`: coupler splitting errors and loss per MZI, P_pi spread and
 bias phases uniform in [0, 2 pi) of the MZI and output heaters), then, with rings, each ring's
 resonance offset. Same seed, same chip.
 """
@@ -26,45 +27,44 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from photonics import topologies
-from photonics.chip_geometry import FeedForwardGeometry, drawn_geometry
-from photonics.dispersion import wavelengths
-from photonics.emulated_chip import (
+from photonics.chips import topologies
+from photonics.chips.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
     EmulatedChip,
     FabricationSpec,
     check_conditions,
 )
+from photonics.devices.dispersion import wavelengths
+from photonics.devices.mzi import MZIImperfections, from_arm_phases
+from photonics.devices.ring import MicroRing, RingThermal
+from photonics.devices.thermal import phase_of_heat
 from photonics.errors import SettingsError, ShapeError
-from photonics.feedforward import FeedForwardMesh, MeshSettings
+from photonics.feedforward.chip_geometry import FeedForwardGeometry, drawn_geometry
+from photonics.feedforward.meshes import FeedForwardMesh, MeshSettings
 from photonics.matching import Permutation
-from photonics.mzi import MZIImperfections, from_arm_phases
-from photonics.ring import MicroRing, RingThermal
-from photonics.thermal import phase_of_heat
 
 
 @dataclass(frozen=True, kw_only=True)
 class ChipSpec(FabricationSpec):
     """Everything that defines an emulated feed-forward chip (units in the names): the mesh
-    (``n_ports`` modes, ``mesh`` a feed-forward topology of :mod:`photonics.topologies`), the
-    fabrication settings of :class:`~photonics.emulated_chip.FabricationSpec` and, with
+    (``n_ports`` modes, ``mesh`` a feed-forward topology of :mod:`photonics.chips.topologies`), the
+    fabrication settings of :class:`~photonics.chips.emulated_chip.FabricationSpec` and, with
     ``output_rings``, an add-drop ``ring`` before each photodiode whose resonance is off by
     ``ring_fab_sigma_nm`` (std).
 
     Geometry: by default (no pitches, no ``geometry``) every heater is where the project's
-    wired layout draws it (:func:`photonics.chip_geometry.drawn_geometry`, the geometry
+    wired layout draws it (:func:`photonics.feedforward.chip_geometry.drawn_geometry`, the geometry
     :func:`layouts.meshes.feedforward_layout` draws with: 700 um column pitch, 60 um mode pitch
     at 8 Clements ports). With ``geometry`` (a
-    :class:`~photonics.chip_geometry.FeedForwardGeometry`, e.g. a layout's with other settings,
-    :func:`layouts.meshes.feedforward_geometry`) they are where that geometry puts them (its
-    pitches become ``pitch_x_um`` and ``pitch_y_um``). Giving ``pitch_x_um`` or ``pitch_y_um``
-    instead puts them on a plain grid of MZI columns ``pitch_x_um`` apart and modes
-    ``pitch_y_um`` apart (the other pitch 300 um / 60 um unless given): a dense mesh has
-    pitches of a few tens of um. Rings stay after the outputs.
-    Thermal crosstalk warms both arms of every MZI (the heater on the top arm's line, the other
-    arm a mode pitch below: :func:`~photonics.thermal.differential_crosstalk`); with
-    ``both_arms=False`` all of it lands on the heated arm instead (the earlier model, which
-    overstates a distant heater's effect).
+    :class:`~photonics.feedforward.chip_geometry.FeedForwardGeometry`, e.g. a layout's with other
+    settings, :func:`layouts.meshes.feedforward_geometry`) they are where that geometry puts them
+    (its pitches become ``pitch_x_um`` and ``pitch_y_um``). Giving ``pitch_x_um`` or ``pitch_y_um``
+    instead puts them on a plain grid of MZI columns ``pitch_x_um`` apart and modes ``pitch_y_um``
+    apart (the other pitch 300 um / 60 um unless given): a dense mesh has pitches of a few tens of
+    um. Rings stay after the outputs. Thermal crosstalk warms both arms of every MZI (the heater on
+    the top arm's line, the other arm a mode pitch below:
+    :func:`~photonics.devices.thermal.differential_crosstalk`); with ``both_arms=False`` all of it
+    lands on the heated arm instead (the earlier model, which overstates a distant heater's effect).
     """
 
     n_ports: int = 8
@@ -150,11 +150,19 @@ class Chip(EmulatedChip):
     def n_ports(self) -> int:
         return self.mesh.n
 
+    @property
+    def ring_channels(self) -> np.ndarray:
+        """The heater channels of the output rings (``ChipSpec.output_rings``), ring ``j``
+        (before output ``j``) at ``2K + n + j``; none without rings."""
+        if not self.spec.output_rings:
+            return np.zeros(0, dtype=int)
+        return np.arange(self.n_heaters - self.n_ports, self.n_heaters)
+
     @cached_property
     def geometry(self) -> FeedForwardGeometry | None:
         """Where the heaters are: ``ChipSpec.geometry``, else the wired layout's
-        (:func:`~photonics.chip_geometry.drawn_geometry`) unless pitches were given; None: a
-        plain grid of ``ChipSpec.pitch_x_um`` by ``pitch_y_um``."""
+        (:func:`~photonics.feedforward.chip_geometry.drawn_geometry`) unless pitches were given;
+        None: a plain grid of ``ChipSpec.pitch_x_um`` by ``pitch_y_um``."""
         s = self.spec
         if s.geometry is None and s.pitch_x_um is None and s.pitch_y_um is None:
             return drawn_geometry(self.mesh)
@@ -256,7 +264,8 @@ class Chip(EmulatedChip):
     ) -> np.ndarray:
         """Field transfer matrices ``(W, n, n)`` at one setting of currents (mA, shape (H,)) for
         each of ``W`` wavelengths (nm, 1-D), in one batched evaluation: couplers and losses
-        from :mod:`photonics.dispersion`, heater phases scaling as ``1550 nm / wavelength``."""
+        from :mod:`photonics.devices.dispersion`, heater phases scaling as ``1550 nm /
+        wavelength``."""
         lam = wavelengths(wavelengths_nm)
         if lam.ndim != 1:
             raise ShapeError(f"wavelengths_nm must be 1-D, got shape {lam.shape}")
@@ -299,7 +308,7 @@ class Chip(EmulatedChip):
     ) -> np.ndarray:
         """Noiseless photodiode powers (mW) with the heater powers as they act, ``(..., H)``
         mW on their own waveguides and as their neighbours feel them (they differ while heat
-        spreads, :mod:`photonics.transients`), at ambient ``delta_T_K`` (K, scalar or
+        spreads, :mod:`photonics.devices.transients`), at ambient ``delta_T_K`` (K, scalar or
         ``(...)``): the optics along a transient."""
         h, K = self.heaters, self.crosstalk
         scale = REFERENCE_WAVELENGTH_NM / wavelength_nm

@@ -2,14 +2,15 @@
 with their limits and thermal crosstalk, the phases that currents produce, photodiode noise and
 the factory calibration.
 
-:class:`photonics.chip.Chip` (a feed-forward mesh) and :class:`photonics.mesh_chip.MeshChip` (a
-recirculating mesh) are thin topology-specific wrappers of :class:`EmulatedChip`: they say where
-the heaters are and how the phases turn into light.
+:class:`photonics.chips.chip.Chip` (a feed-forward mesh) and
+:class:`photonics.chips.mesh_chip.MeshChip` (a recirculating mesh) are thin topology-specific
+wrappers of :class:`EmulatedChip`: they say where the heaters are and how the phases turn into
+light.
 
 Fabrication variation is drawn once from ``FabricationSpec.seed``, in this order: coupler
 splitting errors (2, cells), loss per cell (cells), P_pi per phase heater, bias phases per
 phase heater uniform in [0, 2 pi), then whatever a chip draws after them (the output rings'
-resonance offsets of :class:`~photonics.chip.Chip`). Same seed, same chip: the order is part
+resonance offsets of :class:`~photonics.chips.chip.Chip`). Same seed, same chip: the order is part
 of what a seed means.
 """
 
@@ -25,11 +26,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from photonics.calibration import Calibration
-from photonics.dispersion import imperfections_at
-from photonics.errors import SettingsError, ShapeError
-from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfections
-from photonics.thermal import (
+from photonics.chips.calibration import Calibration
+from photonics.devices.dispersion import imperfections_at
+from photonics.devices.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA, MZIImperfections
+from photonics.devices.thermal import (
     DEFAULT_DRIFT_RAD_PER_K,
     DEFAULT_P_PI_MW,
     DEFAULT_TAU_S,
@@ -39,6 +39,7 @@ from photonics.thermal import (
     differential_crosstalk,
     total_phase,
 )
+from photonics.errors import SettingsError, ShapeError
 
 #: A typical heater-induced loss of a cell, dB per rad of its heater's own phase: 0.03 dB over
 #: a full 2 pi swing. A labelled assumption: thermo-optic phase shifters add well under 0.1 dB
@@ -205,7 +206,7 @@ class EmulatedChip:
         """The cells' imperfections at the heaters' own phases (rad, ``(..., H)``) and a
         wavelength (or a column ``(W, 1)`` of them): the heater-induced loss
         (``heater_loss_db_per_rad`` times each cell heater's own phase) on top of the fabricated
-        loss, then across the band (:func:`photonics.dispersion.imperfections_at`)."""
+        loss, then across the band (:func:`photonics.devices.dispersion.imperfections_at`)."""
         imp, rate = self.imperfections, self.spec.heater_loss_db_per_rad
         if rate:
             extra = rate * own[..., : self._n_cells]
@@ -230,6 +231,12 @@ class EmulatedChip:
     def heater_positions_um(self) -> np.ndarray:
         """(H, 2) heater centres, um."""
         raise NotImplementedError
+
+    @property
+    def ring_channels(self) -> np.ndarray:
+        """The heater channels of rings before the photodiodes, ring ``j`` before output ``j``
+        (none here)."""
+        return np.zeros(0, dtype=int)
 
     @property
     def other_arms_um(self) -> np.ndarray:

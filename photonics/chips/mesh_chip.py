@@ -1,27 +1,29 @@
 """An emulated recirculating-mesh chip: a hexagonal (or any) waveguide mesh of heated 2x2 cells,
 fabrication variation drawn from a seed, and photodiodes on the switch's endpoint edge ports.
 
-The counterpart of :class:`photonics.chip.Chip` for the meshes of
-:mod:`photonics.waveguide_mesh`, with the same surface where it makes sense, so the firmware's
+The counterpart of :class:`photonics.chips.chip.Chip` for the meshes of
+:mod:`photonics.recirculating.waveguide_mesh`, with the same surface where it makes sense, so the
+firmware's
 :class:`~firmware.driver.EmulatedDriver` drives either.
 
 Heater channels, 0-based: channel ``c`` is the heater of cell ``c``, on the cell's internal arm
 (its top arm between the two couplers). Its total phase ``psi`` (own heating, thermal crosstalk,
-fabrication bias and ambient drift, :func:`photonics.thermal.total_phase`) gives arm phases
-``(psi, 0)``: ``2 theta = psi``, as for the internal heaters of :mod:`photonics.chip`, so
-:func:`photonics.selfcal.currents_for_theta` turns cell angles into currents. The arms' mean
-phase ``psi / 2`` is a phase of the whole cell (light passing it either way picks it up); it is
+fabrication bias and ambient drift, :func:`photonics.devices.thermal.total_phase`) gives arm phases
+``(psi, 0)``: ``2 theta = psi``, as for the internal heaters of :mod:`photonics.chips.chip`, so
+:func:`photonics.calibration.selfcal.currents_for_theta` turns cell angles into currents. The arms'
+mean phase ``psi / 2`` is a phase of the whole cell (light passing it either way picks it up); it is
 kept, since light circulating in the mesh's loops interferes with itself. A circuit switch sets
-every cell to bar or cross, and no routed path relies on interference between cells, so the
-cells have no phase heaters of their own.
+every cell to bar or cross, and no routed path relies on interference between cells, so the cells
+have no phase heaters of their own.
 
 Fabrication variation is drawn once from ``MeshChipSpec.seed`` as for every emulated chip
-(:mod:`photonics.emulated_chip`): coupler splitting errors, per-cell loss, P_pi spread, bias
+(:mod:`photonics.chips.emulated_chip`): coupler splitting errors, per-cell loss, P_pi spread, bias
 phases uniform in [0, 2 pi). Same seed and mesh, same chip.
 
 Each link (one unit length of waveguide) has the phase and loss of
-:func:`photonics.mesh_scattering.link_transmission`; the ambient temperature moves its effective
-index by :data:`THERMO_OPTIC_PER_K` per kelvin, as it moves the heaters' phases by their drift.
+:func:`photonics.recirculating.mesh_scattering.link_transmission`; the ambient temperature moves its
+effective index by :data:`THERMO_OPTIC_PER_K` per kelvin, as it moves the heaters' phases by their
+drift.
 """
 
 from __future__ import annotations
@@ -33,16 +35,16 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from photonics.calibration import Calibration
-from photonics.emulated_chip import (
+from photonics.chips.calibration import MAX_EXTINCTION_DB, Calibration
+from photonics.chips.emulated_chip import (
     REFERENCE_WAVELENGTH_NM,
     EmulatedChip,
     FabricationSpec,
     check_conditions,
 )
+from photonics.devices.mzi import from_arm_phases, imperfect_transfer, state_extinction_db
 from photonics.errors import PortError, SettingsError
-from photonics.hex_extinction import MAX_EXTINCTION_DB
-from photonics.mesh_scattering import (
+from photonics.recirculating.mesh_scattering import (
     DEFAULT_N_EFF,
     DEFAULT_N_G,
     DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
@@ -51,9 +53,8 @@ from photonics.mesh_scattering import (
     path_loss_db,
     unit_link_loss_db,
 )
-from photonics.mzi import from_arm_phases, imperfect_transfer, state_extinction_db
-from photonics.routing import Path
-from photonics.waveguide_mesh import WaveguideMesh
+from photonics.recirculating.routing import Path
+from photonics.recirculating.waveguide_mesh import WaveguideMesh
 
 #: Thermo-optic coefficient of silicon, 1/K: the links' effective index change per kelvin.
 THERMO_OPTIC_PER_K = 1.86e-4
@@ -62,7 +63,7 @@ THERMO_OPTIC_PER_K = 1.86e-4
 @dataclass(frozen=True, kw_only=True)
 class MeshChipSpec(FabricationSpec):
     """Everything that defines an emulated mesh chip besides its mesh and endpoints (units in
-    the names): the fabrication settings of :class:`~photonics.emulated_chip.FabricationSpec`
+    the names): the fabrication settings of :class:`~photonics.chips.emulated_chip.FabricationSpec`
     (``loss_db`` is the mean insertion loss of a cell) and ``waveguide_loss_db_per_cm``, the
     links' propagation loss. At the default 811 um unit length neighbouring cells are 702 um
     apart, beyond the default crosstalk law's 132 um reach; a dense mesh (small
@@ -121,7 +122,7 @@ class MeshChip(EmulatedChip):
     def factory_calibration(self, chip_id: str | None = None) -> Calibration:
         """The heaters' true parameters (:meth:`EmulatedChip.factory_calibration`) and each
         cell's extinction in each state from its couplers (dB, ``(2, n_cells)`` [bar, cross],
-        :func:`~photonics.mzi.state_extinction_db`, capped at :data:`MAX_EXTINCTION_DB` as
+        :func:`~photonics.devices.mzi.state_extinction_db`, capped at :data:`MAX_EXTINCTION_DB` as
         photodiode readings are): what a production test measures, and the router uses."""
         imp = self.imperfections
         ext = state_extinction_db(imp.splitter_error_in, imp.splitter_error_out)

@@ -5,11 +5,12 @@ talks to whom. Two fabrics compute the cell states:
 
 - :class:`FeedForwardFabric`: a Clements or Reck mesh. Endpoint ``i`` transmits into input ``i``
   and receives from output ``i``, so a pair ``(a, b)`` is two directed circuits, ``a -> b`` and
-  ``b -> a``, routed by bar/cross settings (:meth:`~photonics.feedforward.FeedForwardMesh.route`;
-  every matching is realizable: the mesh is rearrangeably non-blocking);
+  ``b -> a``, routed by bar/cross settings
+  (:meth:`~photonics.feedforward.meshes.FeedForwardMesh.route`; every matching is realizable: the
+  mesh is rearrangeably non-blocking);
 - :class:`MeshFabric`: a recirculating waveguide mesh with endpoints on chosen edge ports; a
-  pair is one reciprocal path found by :class:`~photonics.routing.Router` (not every matching
-  is realizable).
+  pair is one reciprocal path found by :class:`~photonics.recirculating.routing.Router` (not every
+  matching is realizable).
 
 A :class:`SwitchPlan` holds every cell's angle ``theta`` (rad; 0 bar, pi/2 cross) and each
 directed circuit's cells and predicted insertion loss (dB, cells x cell loss, plus waveguide
@@ -18,7 +19,7 @@ loss on a recirculating mesh).
 Each fabric also re-routes part of a running plan (:meth:`Fabric.rerouter`, a :class:`Rerouter`):
 new pairs join while other pairs keep every cell their circuits cross (failover, tenant
 isolation). The feed-forward rerouter runs compiled dynamic programming over the mesh's cells
-(:mod:`photonics._pinned_kernel`); the recirculating one runs the router's Dijkstra over
+(:mod:`photonics.chips._pinned_kernel`); the recirculating one runs the router's Dijkstra over
 port-ends.
 
 Over 500 lines on purpose: the firmware plans through the :class:`Fabric` and
@@ -34,16 +35,16 @@ from typing import Protocol
 
 import numpy as np
 
-from photonics import _pinned_kernel as kernel
-from photonics.covers import Cover, all_to_all_cover
+from photonics.chips import _pinned_kernel as kernel
 from photonics.errors import MatchingError, ShapeError
-from photonics.feedforward import FeedForwardMesh
+from photonics.feedforward.meshes import FeedForwardMesh
 from photonics.matching import Matching, Permutation
-from photonics.mesh_scattering import DEFAULT_CELL_LOSS_DB
 from photonics.progress import Progress
-from photonics.routing import Router, requests_for
-from photonics.waveguide_mesh import BAR, CROSS, through
-from photonics.waveguide_mesh import trace as trace_mesh
+from photonics.recirculating.covers import Cover, all_to_all_cover
+from photonics.recirculating.mesh_scattering import DEFAULT_CELL_LOSS_DB
+from photonics.recirculating.routing import Router, requests_for
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, through
+from photonics.recirculating.waveguide_mesh import trace as trace_mesh
 
 #: Two endpoints that a matching joins (both directions).
 Pair = tuple[int, int]
@@ -295,8 +296,8 @@ class MeshFabric:
         isolation_db: float | None = None,
         progress: Progress | None = None,
     ) -> Cover | None:
-        """The router's cover (:func:`~photonics.covers.all_to_all_cover`) for an even number
-        of endpoints; None for an odd number."""
+        """The router's cover (:func:`~photonics.recirculating.covers.all_to_all_cover`) for an even
+        number of endpoints; None for an odd number."""
         if self.n_ports % 2:
             return None
         return all_to_all_cover(self.router, self.endpoints, attempts, isolation_db, progress)
@@ -309,7 +310,7 @@ def _directed(pairs: Sequence[Pair]) -> list[Pair]:
 
 class FeedForwardRerouter:
     """:class:`Rerouter` of a feed-forward mesh: a directed circuit at a time, by the compiled
-    dynamic programming of :mod:`photonics._pinned_kernel` (the kernels compile on first use
+    dynamic programming of :mod:`photonics.chips._pinned_kernel` (the kernels compile on first use
     and are cached on disk)."""
 
     def __init__(self, fabric: FeedForwardFabric, current: SwitchPlan) -> None:

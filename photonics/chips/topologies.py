@@ -3,8 +3,8 @@ the SDK's emulated switch, the demo, the bench and the layouts read their choice
 
 A :class:`Topology` says what a name means: the switch ports it is built for, its
 :class:`Geometry` for a number of ports (the mesh, and on a recirculating mesh the edge ports of
-the endpoints), how to make its emulated chip and its fabric (the planner that turns a matching
-into cell states), and which gdsfactory builder draws it (a ``"module:function"`` name, so that
+the endpoints), its fabric (the planner that turns a matching into cell states), and which
+gdsfactory builder draws it (a ``"module:function"`` name, so that
 this package never imports :mod:`layouts`). :func:`feedforward` and :func:`recirculating` make
 the two kinds; :func:`register` adds one, so a new topology is one registration.
 
@@ -13,28 +13,26 @@ Registered here: ``clements`` and ``reck`` (feed-forward meshes, any even or odd
 inputs to 6 east outputs on 71 cells, a permutation switch) and ``switch32`` (the 32-port
 switch on the 9x9 mesh).
 
-The registry imports no numerics: the meshes, router and planners are imported when a
-geometry, chip or fabric is first made, so the command line can list the names cheaply.
+The emulated chips read their meshes from here (``ChipSpec(mesh=name)``), so the registry
+knows no chip: :func:`photonics.chips.build.build_chip` makes a topology's chip. It imports no
+numerics either: the meshes, router and planners are imported when a geometry or fabric is
+first made, so the command line can list the names cheaply.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from photonics.errors import PortError, SettingsError
 
-if TYPE_CHECKING:  # imported where used: the chips look their meshes up here
-    from photonics.chip import Chip
-    from photonics.feedforward import FeedForwardMesh
-    from photonics.mesh_chip import MeshChip
-    from photonics.switch import Fabric
-    from photonics.waveguide_mesh import WaveguideMesh
+if TYPE_CHECKING:  # imported where used: the command line lists the names cheaply
+    from photonics.chips.switch import Fabric
+    from photonics.feedforward.meshes import FeedForwardMesh
+    from photonics.recirculating.waveguide_mesh import WaveguideMesh
 
 Kind = Literal["feedforward", "recirculating"]
-#: A feed-forward chip's (column, mode) pitch, um.
-Pitch = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -48,44 +46,18 @@ class Geometry:
     outputs: tuple[int, ...] = ()
 
 
-def _feedforward_chip(
-    topology: Topology, ports: int, seed: int, rings: bool, pitch_um: Pitch | None = None
-) -> Chip:
-    from photonics.chip import Chip, ChipSpec
-
-    spec = ChipSpec(n_ports=ports, mesh=topology.name, seed=seed, output_rings=rings)
-    if pitch_um is not None:
-        spec = replace(spec, pitch_x_um=pitch_um[0], pitch_y_um=pitch_um[1])
-    return Chip(spec)
-
-
-def _mesh_chip(
-    topology: Topology, ports: int, seed: int, rings: bool, pitch_um: Pitch | None = None
-) -> MeshChip:
-    from photonics.mesh_chip import MeshChip, MeshChipSpec
-
-    if pitch_um is not None:
-        raise SettingsError(
-            f"pitch_um sets a feed-forward chip's column and mode pitch, not {topology.name}'s"
-        )
-    if rings:
-        raise SettingsError(f"rings are modeled on feed-forward chips only, not {topology.name}")
-    geometry = topology.geometry(ports)
-    return MeshChip(geometry.mesh, geometry.inputs, MeshChipSpec(seed=seed))
-
-
 def _feedforward_fabric(geometry: Geometry) -> Fabric:
-    from photonics.feedforward import FeedForwardMesh
-    from photonics.switch import FeedForwardFabric
+    from photonics.chips.switch import FeedForwardFabric
+    from photonics.feedforward.meshes import FeedForwardMesh
 
     assert isinstance(geometry.mesh, FeedForwardMesh)
     return FeedForwardFabric(geometry.mesh)
 
 
 def _mesh_fabric(geometry: Geometry) -> Fabric:
-    from photonics.routing import Router
-    from photonics.switch import MeshFabric
-    from photonics.waveguide_mesh import WaveguideMesh
+    from photonics.chips.switch import MeshFabric
+    from photonics.recirculating.routing import Router
+    from photonics.recirculating.waveguide_mesh import WaveguideMesh
 
     assert isinstance(geometry.mesh, WaveguideMesh)
     return MeshFabric(Router(geometry.mesh), geometry.inputs)
@@ -99,8 +71,7 @@ class Topology:
     - ``geometry(ports)``: its mesh and endpoints for that many ports;
     - ``directed``: endpoints send on one port and receive on another (a permutation switch,
       which routes permutations, not matchings, and cannot be an emulated matching switch);
-    - ``make_chip(topology, ports, seed, rings, pitch_um)``, ``make_fabric(geometry)``: its
-      emulated chip and its planner;
+    - ``make_fabric(geometry)``: its planner;
     - ``layout``: ``"module:function"`` of its gdsfactory builder, called as
       ``builder(geometry.mesh, settings)``.
     """
@@ -111,9 +82,6 @@ class Topology:
     ports: tuple[int, int]
     default_ports: int
     geometry: Callable[[int], Geometry]
-    make_chip: Callable[[Topology, int, int, bool, Pitch | None], Chip | MeshChip] = field(
-        repr=False
-    )
     make_fabric: Callable[[Geometry], Fabric] = field(repr=False)
     directed: bool = False
     layout: str = ""
@@ -133,19 +101,6 @@ class Topology:
             span = f"{low}" if low == high else f"{low}..{high}"
             raise PortError(f"a {self.name} switch has {span} ports, got {ports!r}")
         return ports
-
-    def chip(
-        self, ports: int, seed: int = 0, rings: bool = False, pitch_um: Pitch | None = None
-    ) -> Chip | MeshChip:
-        """Its emulated chip for ``ports`` endpoints, fabrication drawn from ``seed``, with
-        add-drop rings before the photodiodes when ``rings`` (feed-forward only); ``pitch_um``:
-        a feed-forward chip's (column, mode) pitch, um (None: the default, sparse one)."""
-        if self.directed:
-            raise SettingsError(
-                f"{self.name} is a permutation switch (inputs and outputs apart); an emulated "
-                f"switch needs endpoints that send and receive: {', '.join(names(directed=False))}"
-            )
-        return self.make_chip(self, self.check_ports(ports), seed, rings, pitch_um)
 
     def fabric(self, ports: int) -> Fabric:
         """Its planner for ``ports`` endpoints."""
@@ -195,7 +150,7 @@ def feedforward(
     layout: str = "layouts.meshes:feedforward_layout",
 ) -> Topology:
     """A feed-forward topology: ``mesh(ports)`` is its mesh (endpoint ``i`` sends into input
-    ``i`` and receives from output ``i``); its chip is a :class:`~photonics.chip.Chip`."""
+    ``i`` and receives from output ``i``); its chip is a :class:`~photonics.chips.chip.Chip`."""
     return Topology(
         name,
         summary,
@@ -203,7 +158,6 @@ def feedforward(
         ports,
         default_ports,
         lambda n: Geometry(mesh(n)),
-        _feedforward_chip,
         _feedforward_fabric,
         layout=layout,
     )
@@ -219,7 +173,7 @@ def recirculating(
     layout: str = "layouts.meshes:waveguide_mesh_layout",
 ) -> Topology:
     """A recirculating topology of the given ``geometry``; its chip is a
-    :class:`~photonics.mesh_chip.MeshChip`, its planner the router."""
+    :class:`~photonics.chips.mesh_chip.MeshChip`, its planner the router."""
     return Topology(
         name,
         summary,
@@ -227,7 +181,6 @@ def recirculating(
         ports,
         default_ports,
         geometry,
-        _mesh_chip,
         _mesh_fabric,
         directed,
         layout,
@@ -235,26 +188,26 @@ def recirculating(
 
 
 def _clements(ports: int) -> FeedForwardMesh:
-    from photonics.feedforward import ClementsMesh
+    from photonics.feedforward.meshes import ClementsMesh
 
     return ClementsMesh(ports)
 
 
 def _reck(ports: int) -> FeedForwardMesh:
-    from photonics.feedforward import ReckMesh
+    from photonics.feedforward.meshes import ReckMesh
 
     return ReckMesh(ports)
 
 
 def _hexagonal(ports: int) -> Geometry:
-    from photonics.switch_geometry import hexagonal_switch
+    from photonics.recirculating.switch_geometry import hexagonal_switch
 
     mesh, ends = hexagonal_switch(ports)
     return Geometry(mesh, tuple(ends), tuple(ends))
 
 
 def _switch_6x6(ports: int) -> Geometry:
-    from photonics.switch_geometry import switch_6x6
+    from photonics.recirculating.switch_geometry import switch_6x6
 
     mesh, inputs, outputs = switch_6x6()
     return Geometry(mesh, tuple(inputs), tuple(outputs))

@@ -18,10 +18,10 @@ Loss: an MZI's insertion loss is taken to scale as ``(lambda0 / lambda)^LOSS_EXP
 26, 977 (1994)); the exponent 2 is a labelled assumption, a few per cent across the C band.
 
 Waveguides: the group index (4.2 for a silicon wire) sets each link's phase on a recirculating
-mesh (:func:`photonics.mesh_scattering.link_transmission`). On a feed-forward mesh every path
-crosses the same waveguide lengths, so that dispersion is a global phase and changes no power;
-what changes across the band there is the couplers, the losses and the heater phases, which
-scale as ``lambda0 / lambda`` (:mod:`photonics.emulated_chip`).
+mesh (:func:`photonics.recirculating.mesh_scattering.link_transmission`). On a feed-forward mesh
+every path crosses the same waveguide lengths, so that dispersion is a global phase and changes no
+power; what changes across the band there is the couplers, the losses and the heater phases, which
+scale as ``lambda0 / lambda`` (:mod:`photonics.chips.emulated_chip`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from photonics._checks import finite
+from photonics.devices.mzi import MZIImperfections, extinction_ratio_db
 from photonics.errors import SettingsError
-from photonics.mzi import MZIImperfections, extinction_ratio_db
 
 #: Wavelength at which couplers, losses and heater phases are specified, nm.
 DESIGN_WAVELENGTH_NM = 1550.0
@@ -101,8 +101,9 @@ def band_extinction_db(
     imperfections: MZIImperfections, wavelengths_nm: ArrayLike
 ) -> float | np.ndarray:
     """Each cell's worst extinction ratio (dB) over ``wavelengths_nm`` (1-D, nm): what a
-    :class:`~photonics.routing.Router` given it as ``extinction_db`` predicts isolation with,
-    to route for a band rather than one wavelength. A scalar for scalar imperfections."""
+    :class:`~photonics.recirculating.routing.Router` given it as ``extinction_db`` predicts
+    isolation with, to route for a band rather than one wavelength. A scalar for scalar
+    imperfections."""
     lam = wavelengths(wavelengths_nm)
     if lam.ndim != 1:
         raise SettingsError(f"wavelengths_nm must be 1-D, got shape {lam.shape}")

@@ -191,7 +191,7 @@ class MZIImperfections:
     def check_count(self, n_mzi: int) -> None:
         """Raise :class:`ShapeError` unless every field broadcasts to ``n_mzi`` elements: a
         scalar, ``(n_mzi,)``, or either behind leading batch axes (e.g. one row per
-        wavelength, :func:`photonics.dispersion.imperfections_at`)."""
+        wavelength, :func:`photonics.devices.dispersion.imperfections_at`)."""
         for f in fields(self):
             shape = np.shape(getattr(self, f.name))
             if shape[-1:] not in ((), (1,), (n_mzi,)) or (len(shape) == 1 and shape != (n_mzi,)):

@@ -36,8 +36,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from photonics._checks import finite
+from photonics.devices.thermal import DEFAULT_P_PI_MW, DEFAULT_TAU_S
 from photonics.errors import SettingsError, ShapeError
-from photonics.thermal import DEFAULT_P_PI_MW, DEFAULT_TAU_S
 
 # --- defaults ------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ An MZI's heater sets the difference of its two arms, and a distant heater warms 
 crosstalk it sees is the kernel at its heated arm less the kernel at its other arm
 (:func:`differential_crosstalk`). Dynamics are first order with a per-heater time constant tau
 (5.6 us for TiN heaters, Jacques et al., Opt. Express 27, 10456); heat in time (a second pole,
-crosstalk's delay, self-heating) is :mod:`photonics.transients`.
+crosstalk's delay, self-heating) is :mod:`photonics.devices.transients`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import scipy.sparse.linalg as spla
 from numpy.typing import ArrayLike
 
 from photonics._checks import finite
+from photonics.devices.mzi import PUBLISHED_EXTINCTION_DB
+from photonics.devices.transients import rise
 from photonics.errors import LimitError, SettingsError, ShapeError
-from photonics.mzi import PUBLISHED_EXTINCTION_DB
-from photonics.transients import rise
 
 #: P_pi of a standard TiN heater, mW (Jacques et al., Opt. Express 27, 10456 (2019)).
 DEFAULT_P_PI_MW = 21.4
@@ -257,7 +257,8 @@ def phase_of_heat(
 ) -> np.ndarray:
     """:func:`total_phase` of heater powers as they act, rad, shape ``(..., H)``: ``own_mW`` on
     each heater's own waveguide, ``crosstalk_mW`` as its neighbours feel it (they differ while
-    heat spreads: :mod:`photonics.transients`), ``delta_T_K`` the ambient (scalar or ``(...)``)."""
+    heat spreads: :mod:`photonics.devices.transients`), ``delta_T_K`` the ambient (scalar or
+    ``(...)``)."""
     own = np.pi * np.asarray(own_mW, dtype=float) / heaters.p_pi_mW
     heated = own
     if crosstalk is not None:

@@ -1,21 +1,17 @@
-"""Fabrication yield of a switch design: one emulated chip at a time (the statistics of many are
-in :mod:`photonics.yield_stats`).
+"""Fabrication yield of a switch design, one emulated chip at a time: :func:`run_chip` emulates
+chip ``index`` of a :class:`~photonics.fabrication.study.YieldStudy` end to end, as a production
+test would (a hexagonal study's chips: :mod:`photonics.fabrication.mesh_yield`):
 
-A :class:`YieldStudy` says what is fabricated (a feed-forward mesh of ``ports`` ports, its
-heater pitch and output rings, or the hexagonal switch: :mod:`photonics.mesh_yield`), how its
-fabrication spreads (coupler splitting error, heater efficiency, loss), the workload it must
-route, what a chip must reach to pass (worst isolation, worst insertion loss, heater power)
-and how many chips are drawn. :func:`run_chip` emulates one of them end to
-end, as a production test would:
-
-1. draw the chip (:class:`photonics.chip.Chip`) from the chip's own seed; with output rings,
-   lock each to the laser through its photodiode (:class:`photonics.chip_rings.RingLock`) and
-   hold it there;
-2. self-calibrate it through its own photodiodes (:func:`photonics.selfcal.calibrate_mesh`,
-   as the firmware's ``CAL:RUN`` does, its I-V sweeps grouped within the chip's power budget);
+1. draw the chip (:class:`photonics.chips.chip.Chip`) from the chip's own seed; with output
+   rings, lock each to the laser through its photodiode
+   (:class:`photonics.calibration.chip_rings.RingLock`) and hold it there;
+2. self-calibrate it through its own photodiodes
+   (:func:`photonics.calibration.selfcal.calibrate_mesh`, as the firmware's ``CAL:RUN`` does,
+   its I-V sweeps grouped within the chip's power budget);
 3. route every matching of the workload with that calibration: the all-to-all cover (the
-   circle method's ``ports - 1`` perfect matchings, :func:`photonics.covers.round_robin`) or
-   the study's own matchings (a training job's, given by the caller);
+   circle method's ``ports - 1`` perfect matchings,
+   :func:`photonics.recirculating.covers.round_robin`) or the study's own matchings (a
+   training job's, given by the caller);
 4. for each matching (the rings re-centred after the mesh changed, as the firmware's ring
    tracking does), add up the heater power it draws, light each input alone with 1 mW and
    read every photodiode (with their noise): each circuit's insertion loss, and its isolation
@@ -24,262 +20,32 @@ end, as a production test would:
 
 and returns a row of plain figures. A chip whose calibration fails to fit is a failed chip
 (``calibrated`` False, figures NaN), not an error.
-
-Chip ``index`` draws everything from ``SeedSequence(study.seed, spawn_key=(index,))``, the
-same as ``SeedSequence(study.seed).spawn(chips)[index]``: a row depends on the study and the
-index only, never on which process runs it or in which order.
-
-A sweep (:func:`photonics.yield_stats.sweep_points`) is a grid of studies over one or two of
-the study's numbers (:data:`SWEEPABLE`), each point a study of its own.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
-from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from photonics.errors import FitError, SettingsError
+from photonics.calibration.chip_rings import RingLock
+from photonics.calibration.selfcal import calibrate_mesh, currents_for_theta
+from photonics.chips.chip import Chip
+from photonics.errors import FitError
+from photonics.fabrication.mesh_yield import run_mesh_chip
+from photonics.fabrication.study import (
+    HEXAGONAL,
+    PROBE_MW,
+    YieldStudy,
+    chip_seeds,
+    drawn_figures,
+    passes,
+    unmeasured,
+)
 from photonics.levels import DARK_MW
-from photonics.matching import Matching
-from photonics.mzi import DEFAULT_LOSS_DB, DEFAULT_SPLITTER_SIGMA
 
-if TYPE_CHECKING:
-    from photonics.chip import ChipSpec
-    from photonics.emulated_chip import EmulatedChip
-    from photonics.mesh_chip import MeshChipSpec
-
-# The chip, its calibration and the covers (numba, scipy) are imported where a chip is made:
-# a command line parser that names the study's numbers loads none of them.
-
-#: Power each input sends while a matching is measured, mW.
-PROBE_MW = 1.0
 #: Share of the power budget the calibration's I-V sweep may draw at once.
 IV_MARGIN = 0.9
-#: The figures of a row that are numbers measured on the chip (dB), for summaries.
-FIGURES = ("worst_isolation_db", "worst_loss_db", "worst_excess_loss_db", "worst_power_mW")
-#: What a row says of the chip as drawn (its fabrication, before any measurement).
-DRAWN = ("max_coupler_error", "heater_efficiency_rms", "max_mzi_loss_db", "max_ring_offset_nm")
-#: The study's numbers a sweep may vary: design, fabrication spreads and pass criteria.
-SWEEPABLE = (
-    "coupler_sigma",
-    "heater_spread",
-    "loss_db",
-    "loss_sigma_db",
-    "pitch_x_um",
-    "pitch_y_um",
-    "ring_sigma_nm",
-    "min_isolation_db",
-    "max_loss_db",
-    "max_power_mW",
-)
-#: The study's pitches: None (the default) puts the heaters where the wired layout draws them.
-PITCHES = ("pitch_x_um", "pitch_y_um")
-#: The study's numbers that are pass criteria: they decide ``passed``, not the figures.
-CRITERIA = ("min_isolation_db", "max_loss_db", "max_power_mW")
-#: The recirculating design (:mod:`photonics.mesh_yield`); the others are feed-forward.
-HEXAGONAL = "hexagonal"
-#: The designs a study can fabricate.
-MESHES = ("clements", "reck", HEXAGONAL)
-#: The workload of a study without matchings of its own.
-ALL_TO_ALL = "all-to-all"
-
-
-@dataclass(frozen=True)
-class YieldStudy:
-    """A fabrication Monte Carlo (units in the names).
-
-    Design: a feed-forward ``mesh`` (``clements`` or ``reck``) of ``ports`` ports (even, 4-32),
-    or ``hexagonal``, the recirculating switch of ``ports`` endpoints
-    (:mod:`photonics.mesh_yield`: no pitches or rings there);
-    its heaters where the project's wired layout draws them
-    (:func:`photonics.chip_geometry.drawn_geometry`, the default chip's), or, given
-    ``pitch_x_um`` or ``pitch_y_um``, on a plain grid of MZI columns ``pitch_x_um`` and modes
-    ``pitch_y_um`` apart (the other 300 um / 60 um unless given, as in :class:`ChipSpec`;
-    the heaters' thermal crosstalk grows as the pitch shrinks,
-    :class:`photonics.thermal.CrosstalkModel`; the calibration does not compensate it).
-    Fabrication: each coupler's splitting error is normal
-    with std ``coupler_sigma`` (0.01 is a 1 % spread of the 50:50 ratio, which also bounds each
-    MZI's extinction), each heater's P_pi (its efficiency) with relative std
-    ``heater_spread``, each MZI's loss ``loss_db`` +- ``loss_sigma_db``; with
-    ``output_rings``, an add-drop ring before each photodiode (:class:`ChipSpec`'s) whose
-    resonance is off by ``ring_sigma_nm`` (std): its lock costs heater power and, off
-    resonance, light. Workload: the
-    matchings routed on each chip, ``matchings`` (each a tuple of port pairs) named
-    ``workload``; none: the all-to-all cover. Pass: every measured circuit's isolation >=
-    ``min_isolation_db``, insertion loss <= ``max_loss_db``, and no matching's heaters draw
-    more than ``max_power_mW`` in all. ``chips`` chips are drawn from ``seed``.
-    """
-
-    ports: int = 16
-    mesh: str = "clements"
-    chips: int = 100
-    seed: int = 0
-    coupler_sigma: float = DEFAULT_SPLITTER_SIGMA
-    heater_spread: float = 0.05
-    loss_db: float = DEFAULT_LOSS_DB
-    loss_sigma_db: float = 0.02
-    pitch_x_um: float | None = None
-    pitch_y_um: float | None = None
-    output_rings: bool = False
-    ring_sigma_nm: float = 0.3
-    min_isolation_db: float = 20.0
-    max_loss_db: float = 12.0
-    max_power_mW: float = 4000.0
-    workload: str = ALL_TO_ALL
-    matchings: tuple[tuple[tuple[int, int], ...], ...] = ()
-
-    def __post_init__(self) -> None:
-        for name in ("ports", "chips", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, Integral):
-                raise SettingsError(f"{name} must be an integer, got {value!r}")
-        if not 4 <= self.ports <= 32 or self.ports % 2:
-            raise SettingsError(f"ports must be even and in 4..32, got {self.ports}")
-        if not isinstance(self.output_rings, bool):
-            raise SettingsError(f"output_rings must be True or False, got {self.output_rings!r}")
-        if self.chips < 1:
-            raise SettingsError(f"chips must be >= 1, got {self.chips}")
-        if self.seed < 0:
-            raise SettingsError(f"seed must be >= 0, got {self.seed}")
-        for name in SWEEPABLE:
-            value = getattr(self, name)
-            if value is None and name in PITCHES:  # the drawn layout's geometry
-                continue
-            if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
-                raise SettingsError(f"{name} must be a finite number, got {value!r}")
-        if not self.max_power_mW > 0:
-            raise SettingsError(f"max_power_mW must be > 0, got {self.max_power_mW!r}")
-        if not isinstance(self.workload, str) or not self.workload:
-            raise SettingsError(f"workload must be a non-empty name, got {self.workload!r}")
-        if self.workload == ALL_TO_ALL and self.matchings:
-            raise SettingsError("the all-to-all workload takes no matchings of its own")
-        if self.workload != ALL_TO_ALL and not self.matchings:
-            raise SettingsError(f"workload {self.workload!r} needs its matchings")
-        # checked, and as plain tuples, so that equal studies compare and hash equal
-        pairs = tuple(Matching(m, self.ports).pairs for m in self.matchings)
-        object.__setattr__(self, "matchings", pairs)
-        if self.mesh not in MESHES:
-            raise SettingsError(f"mesh must be one of {', '.join(MESHES)}; got {self.mesh!r}")
-        if self.mesh == HEXAGONAL:
-            given = [name for name in PITCHES if getattr(self, name) is not None]
-            if given or self.output_rings:
-                what = ", ".join(given) if given else "output_rings"
-                raise SettingsError(
-                    f"a hexagonal study takes no {what}: its cells are where the mesh puts "
-                    "them, and it has no rings"
-                )
-        spec = self.spec(0)  # the chip settings are checked by its spec (mesh, spreads)
-        if self.mesh == HEXAGONAL:
-            return
-        if spec.geometry is None and spec.pitch_x_um is not None:  # a grid: both pitches said
-            object.__setattr__(self, "pitch_x_um", spec.pitch_x_um)
-            object.__setattr__(self, "pitch_y_um", spec.pitch_y_um)
-
-    def workload_matchings(self) -> list[Matching]:
-        """The matchings each chip routes: the study's own, else the all-to-all cover."""
-        if not self.matchings:
-            from photonics.covers import round_robin
-
-            return round_robin(self.ports)
-        return [Matching(pairs, self.ports) for pairs in self.matchings]
-
-    def spec(self, chip_seed: int) -> ChipSpec | MeshChipSpec:
-        """The spec of a chip of this study drawn from ``chip_seed``: a :class:`ChipSpec`, or
-        a :class:`~photonics.mesh_chip.MeshChipSpec` for the hexagonal switch."""
-        from photonics.chip import ChipSpec
-
-        if self.mesh == HEXAGONAL:
-            from photonics.mesh_chip import MeshChipSpec
-
-            return MeshChipSpec(
-                seed=chip_seed,
-                splitter_sigma=self.coupler_sigma,
-                p_pi_spread=self.heater_spread,
-                loss_db=self.loss_db,
-                loss_sigma_db=self.loss_sigma_db,
-            )
-
-        return ChipSpec(
-            n_ports=self.ports,
-            mesh=self.mesh,
-            seed=chip_seed,
-            splitter_sigma=self.coupler_sigma,
-            p_pi_spread=self.heater_spread,
-            loss_db=self.loss_db,
-            loss_sigma_db=self.loss_sigma_db,
-            pitch_x_um=self.pitch_x_um,
-            pitch_y_um=self.pitch_y_um,
-            output_rings=self.output_rings,
-            ring_fab_sigma_nm=self.ring_sigma_nm,
-        )
-
-    def as_dict(self) -> dict[str, Any]:
-        """The study as plain JSON-ready values (the matchings as lists of pairs)."""
-        return asdict(self) | {"matchings": [[list(p) for p in m] for m in self.matchings]}
-
-    def identity(self) -> dict[str, Any]:
-        """What a chip's row depends on: the study without its number of chips (chip ``i`` is
-        the same chip in a study of 10 chips and in one of 1000)."""
-        return {k: v for k, v in self.as_dict().items() if k != "chips"}
-
-    def chip_identity(self) -> dict[str, Any]:
-        """What a chip's figures depend on: the :meth:`identity` without the pass criteria
-        (:data:`CRITERIA`), so points of a sweep over the spec share their chips."""
-        return {k: v for k, v in self.identity().items() if k not in CRITERIA}
-
-
-def chip_seeds(study: YieldStudy, index: int) -> tuple[int, np.random.Generator]:
-    """Chip ``index``'s fabrication seed (an integer for :class:`ChipSpec`) and the generator
-    of its photodiodes' noise, both from ``SeedSequence(study.seed, spawn_key=(index,))``."""
-    if not 0 <= index < study.chips:
-        raise SettingsError(f"chip index must be in 0..{study.chips - 1}, got {index}")
-    fabrication, noise = np.random.SeedSequence(study.seed, spawn_key=(index,)).spawn(2)
-    return int(fabrication.generate_state(1, np.uint64)[0]), np.random.default_rng(noise)
-
-
-def unmeasured(index: int, chip_seed: int) -> dict[str, Any]:
-    """The row of chip ``index`` before anything is measured on it: not calibrated, figures
-    NaN, not passed (what :func:`run_chip` returns for a chip whose calibration fails)."""
-    return {
-        "index": index,
-        "chip_seed": chip_seed,
-        "calibrated": False,
-        "readings": 0,
-        "matchings": 0,
-        "worst_isolation_db": math.nan,
-        "worst_loss_db": math.nan,
-        "worst_excess_loss_db": math.nan,
-        "worst_power_mW": math.nan,
-        "passed": False,
-    }
-
-
-def drawn_figures(chip: EmulatedChip) -> dict[str, float | None]:
-    """What was drawn on ``chip`` (:data:`DRAWN`): the largest |splitting error| of its
-    couplers, the rms relative deviation of its cells' and phase shifters' P_pi, its lossiest
-    cell (dB) and, with output rings, the largest |resonance offset| of a ring (nm; None
-    without)."""
-    from photonics.chip_rings import ring_channels
-
-    imp = chip.imperfections
-    rings = ring_channels(chip) if getattr(chip.spec, "output_rings", False) else np.zeros(0, int)
-    p_pi = chip.heaters.p_pi_mW[: chip.n_heaters - rings.size]  # the rings' differ
-    offset = None
-    if rings.size:
-        fsr = chip.spec.ring.reference_fsr_nm  # a ring's bias phase is 2 pi per FSR of offset
-        offset = float(np.abs(chip.heaters.bias_rad[rings]).max() * fsr / 2 / np.pi)
-    return {
-        "max_coupler_error": float(
-            max(np.abs(imp.splitter_error_in).max(), np.abs(imp.splitter_error_out).max())
-        ),
-        "heater_efficiency_rms": float(np.sqrt(np.mean((p_pi / chip.spec.p_pi_mW - 1) ** 2))),
-        "max_mzi_loss_db": float(np.max(imp.loss_bar_db)),
-        "max_ring_offset_nm": offset,
-    }
 
 
 def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
@@ -292,17 +58,11 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     error|, the rms relative deviation of the heaters' P_pi, the lossiest MZI, dB, the
     largest |ring resonance offset|, nm, None without rings) and ``passed``."""
     if study.mesh == HEXAGONAL:
-        from photonics.mesh_yield import run_mesh_chip
-
         return run_mesh_chip(study, index)
-    from photonics.chip import Chip
-    from photonics.chip_rings import RingLock, ring_channels
-    from photonics.selfcal import calibrate_mesh, currents_for_theta
-
     chip_seed, rng = chip_seeds(study, index)
     chip = Chip(study.spec(chip_seed))
     n = chip.n_ports
-    rings = ring_channels(chip)
+    rings = chip.ring_channels
     row = unmeasured(index, chip_seed) | drawn_figures(chip)
     held = np.zeros(chip.n_heaters)
     lock = RingLock(chip, rng, PROBE_MW) if rings.size else None
@@ -356,14 +116,3 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         "worst_power_mW": power,
     }
     return measured | {"passed": passes(study, measured)}
-
-
-def passes(study: YieldStudy, row: dict[str, Any]) -> bool:
-    """Whether the chip of ``row`` meets ``study``'s spec (:data:`CRITERIA`); a chip that did
-    not calibrate never does."""
-    return bool(
-        row["calibrated"]
-        and row["worst_isolation_db"] >= study.min_isolation_db
-        and row["worst_loss_db"] <= study.max_loss_db
-        and row["worst_power_mW"] <= study.max_power_mW
-    )

@@ -1,52 +1,55 @@
 """One chip of a yield study of the hexagonal (recirculating) switch, end to end.
 
-The counterpart of :func:`photonics.chip_yield.run_chip` for ``YieldStudy(mesh="hexagonal")``:
-the switch of :func:`photonics.switch_geometry.hexagonal_switch` (``ports`` endpoints on the
+The counterpart of :func:`photonics.fabrication.chip_yield.run_chip` for
+``YieldStudy(mesh="hexagonal")``: the switch of
+:func:`photonics.recirculating.switch_geometry.hexagonal_switch` (``ports`` endpoints on the
 smallest honeycomb that holds them), as its production test would treat it:
 
-1. draw the chip (:class:`photonics.mesh_chip.MeshChip`) from the chip's own seed, with the
+1. draw the chip (:class:`photonics.chips.mesh_chip.MeshChip`) from the chip's own seed, with the
    study's coupler, heater and loss spreads;
 2. self-calibrate it through its endpoints' photodiodes
-   (:func:`photonics.hex_selfcal.calibrate_recirculating`, as the firmware's ``CAL:RUN`` does);
-   a cell it cannot fit is dead and the router leaves it out; a dead endpoint cell takes its
-   endpoint out of the switch, and the chip fails (``calibrated`` False, as for a fit that
-   fails);
+   (:func:`photonics.calibration.hex_selfcal.calibrate_recirculating`, as the firmware's ``CAL:RUN``
+   does); a cell it cannot fit is dead and the router leaves it out; a dead endpoint cell takes its
+   endpoint out of the switch, and the chip fails (``calibrated`` False, as for a fit that fails);
 3. route the workload on the live cells: the all-to-all cover
-   (:func:`photonics.covers.all_to_all_cover`, splitting what does not route: the row's
-   ``matchings`` says how many it took), or the study's own matchings; a chip on which a pair
+   (:func:`photonics.recirculating.covers.all_to_all_cover`, splitting what does not route: the
+   row's ``matchings`` says how many it took), or the study's own matchings; a chip on which a pair
    of the workload cannot be routed (the dead cells cut it off) fails, measured on the rest;
 4. for each routed matching, light each endpoint alone with 1 mW and read every photodiode:
    each circuit's isolation (both directions: both ends send), insertion loss and its excess
-   over the loss-only path (:meth:`~photonics.mesh_chip.MeshChip.ideal_path_loss_db`), and the
+   over the loss-only path (:meth:`~photonics.chips.mesh_chip.MeshChip.ideal_path_loss_db`), and the
    heater power the matching draws.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from photonics.calibration.hex_selfcal import calibrate_recirculating
+from photonics.calibration.selfcal import CellDrive
+from photonics.chips.mesh_chip import MeshChip
+from photonics.chips.switch import MeshFabric
 from photonics.errors import FitError
+from photonics.fabrication.study import (
+    PROBE_MW,
+    YieldStudy,
+    chip_seeds,
+    drawn_figures,
+    passes,
+    unmeasured,
+)
 from photonics.levels import DARK_MW
-
-if TYPE_CHECKING:
-    from photonics.chip_yield import YieldStudy
+from photonics.recirculating.covers import all_to_all_cover
+from photonics.recirculating.routing import Router, requests_for
+from photonics.recirculating.switch_geometry import hexagonal_switch
 
 
 def run_mesh_chip(study: YieldStudy, index: int) -> dict[str, Any]:
     """Chip ``index`` of a hexagonal ``study`` (module docstring): the row of
-    :func:`photonics.chip_yield.run_chip`, the same keys."""
-    from photonics.chip_yield import PROBE_MW, chip_seeds, drawn_figures, passes, unmeasured
-    from photonics.covers import all_to_all_cover
-    from photonics.hex_selfcal import calibrate_recirculating
-    from photonics.mesh_chip import MeshChip
-    from photonics.routing import Router, requests_for
-    from photonics.selfcal import CellDrive
-    from photonics.switch import MeshFabric
-    from photonics.switch_geometry import hexagonal_switch
-
+    :func:`photonics.fabrication.chip_yield.run_chip`, the same keys."""
     chip_seed, rng = chip_seeds(study, index)
     mesh, ends = hexagonal_switch(study.ports)
     chip = MeshChip(mesh, ends, study.spec(chip_seed))

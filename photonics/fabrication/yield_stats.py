@@ -1,8 +1,7 @@
-"""The statistics of a yield study's rows (:mod:`photonics.chip_yield`): the yield with its
-Wilson interval, percentiles of each figure, which drawn imperfection goes with failing chips,
-and sweeps: a grid of studies over one or two of a study's numbers and which of them moves the
-yield most.
-"""
+"""The statistics of a yield study's rows (:mod:`photonics.fabrication.chip_yield`): the yield with
+its Wilson interval, percentiles of each figure, which drawn imperfection goes with failing chips,
+and sweeps: a grid of studies over one or two of a study's numbers and which of them moves the yield
+most."""
 
 from __future__ import annotations
 
@@ -14,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from photonics.chip_yield import DRAWN, FIGURES, SWEEPABLE, YieldStudy
 from photonics.errors import SettingsError
+from photonics.fabrication.study import DRAWN, FIGURES, SWEEPABLE, YieldStudy
 
 #: Two-sided 95 % normal quantile, for the Wilson interval of a yield.
 Z_95 = 1.959963984540054

@@ -1,8 +1,8 @@
 """Compiled inner loops of the feed-forward meshes (numba, cached on disk).
 
 Everything here works on plain arrays; validation and conventions live in
-:mod:`photonics.feedforward`. Rotations follow the MZI convention of :mod:`photonics.mzi`:
-``T = [[e cos, -sin], [e sin, cos]]`` with ``e = e^{i phi}``.
+:mod:`photonics.feedforward.meshes`. Rotations follow the MZI convention of
+:mod:`photonics.devices.mzi`: ``T = [[e cos, -sin], [e sin, cos]]`` with ``e = e^{i phi}``.
 """
 
 import math

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from photonics.devices.thermal import HeaterLayout
 from photonics.errors import SettingsError
-from photonics.feedforward import FeedForwardMesh
-from photonics.thermal import HeaterLayout
+from photonics.feedforward.meshes import FeedForwardMesh
 
 
 @dataclass(frozen=True)

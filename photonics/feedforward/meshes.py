@@ -20,10 +20,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import least_squares
 
-from photonics import _kernels
+from photonics.devices.mzi import MZIImperfections, imperfect_transfer, theta_for_coupling, transfer
 from photonics.errors import NotUnitaryError, SettingsError, ShapeError
+from photonics.feedforward import _kernels
 from photonics.matching import Matching, Permutation
-from photonics.mzi import MZIImperfections, imperfect_transfer, theta_for_coupling, transfer
 
 #: Default tolerance of the unitarity check, max |U U^dagger - I|.
 UNITARY_ATOL = 1e-10

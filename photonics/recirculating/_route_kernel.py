@@ -1,9 +1,9 @@
 """Compiled negotiated-congestion routing on a recirculating mesh (numba, cached on disk).
 
-Works on plain arrays; requests, checks and results live in :mod:`photonics.routing`. A node of
-the search is an entry port-end ``4 * cell + k``; from it a path leaves its cell through the bar
-end ``4 * cell + (k + 2) % 4`` or the cross end ``4 * cell + 3 - k`` and enters the next cell
-at that end's partner (``-1`` at the mesh edge).
+Works on plain arrays; requests, checks and results live in :mod:`photonics.recirculating.routing`.
+A node of the search is an entry port-end ``4 * cell + k``; from it a path leaves its cell through
+the bar end ``4 * cell + (k + 2) % 4`` or the cross end ``4 * cell + 3 - k`` and enters the next
+cell at that end's partner (``-1`` at the mesh edge).
 """
 
 import numpy as np

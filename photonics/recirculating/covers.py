@@ -13,7 +13,7 @@ import numpy as np
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching
 from photonics.progress import Progress
-from photonics.routing import Router, RouteResult, requests_for
+from photonics.recirculating.routing import Router, RouteResult, requests_for
 
 
 def round_robin(n: int, shift: int = 0) -> list[Matching]:

@@ -1,10 +1,10 @@
 """Hexagonal, square and triangular recirculating meshes, built from a region of lattice faces.
 
-The meshes (:class:`~photonics.waveguide_mesh.WaveguideMesh`) of :func:`hexagonal_mesh`,
-:func:`square_mesh` and :func:`triangular_mesh` are built by one rule. The region is
-``rows x cols`` faces; row 0 is the southernmost. Every distinct lattice edge of those faces is
-a cell; cells are numbered by the position of their midpoint, south to north then west to east
-(sort by ``(y, x)``). Geometry, with ``a = unit_length_um``:
+The meshes (:class:`~photonics.recirculating.waveguide_mesh.WaveguideMesh`) of
+:func:`hexagonal_mesh`, :func:`square_mesh` and :func:`triangular_mesh` are built by one rule. The
+region is ``rows x cols`` faces; row 0 is the southernmost. Every distinct lattice edge of those
+faces is a cell; cells are numbered by the position of their midpoint, south to north then west to
+east (sort by ``(y, x)``). Geometry, with ``a = unit_length_um``:
 
 - a lattice edge (vertex to vertex) is ``a`` long, so a face of ``m`` sides is a ring of ``m``
   cells and ``m`` links, ``m a`` long; a cell sits at its edge's midpoint
@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from photonics.errors import SettingsError, ShapeError
-from photonics.waveguide_mesh import SIDES, WaveguideMesh
+from photonics.recirculating.waveguide_mesh import SIDES, WaveguideMesh
 
 #: Lattice kinds understood by :func:`lattice_mesh`.
 KINDS = ("hexagonal", "square", "triangular")

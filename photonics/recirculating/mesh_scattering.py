@@ -1,7 +1,7 @@
 """Light in a recirculating mesh: the scattering matrix between its edge ports, loops included.
 
-Each cell (:mod:`photonics.waveguide_mesh`) is the 2x2 transfer ``T`` of
-:func:`photonics.mzi.imperfect_transfer` from end A to end B (mode 0 = arm 0-2, mode 1 = arm
+Each cell (:mod:`photonics.recirculating.waveguide_mesh`) is the 2x2 transfer ``T`` of
+:func:`photonics.devices.mzi.imperfect_transfer` from end A to end B (mode 0 = arm 0-2, mode 1 = arm
 1-3) and ``T^T`` from B to A, with no length of its own; each link is a waveguide of one unit
 length ``a`` (phase ``2 pi n_eff(lambda) a / lambda``, loss in dB/cm). The default 811 um at
 group index 4.2 is an 11.36 ps unit delay (Smartlight gen-1 quotes 811 um / 11.25 ps, i.e.
@@ -19,9 +19,9 @@ from numpy.typing import ArrayLike
 from scipy.sparse.linalg import splu
 
 from photonics._checks import finite
+from photonics.devices.mzi import DEFAULT_LOSS_DB, MZIImperfections, imperfect_transfer
 from photonics.errors import PortError, SettingsError, ShapeError
-from photonics.mzi import DEFAULT_LOSS_DB, MZIImperfections, imperfect_transfer
-from photonics.waveguide_mesh import WaveguideMesh
+from photonics.recirculating.waveguide_mesh import WaveguideMesh
 
 #: Waveguide propagation loss, dB/cm (1.5-2.5 dB/cm: Perez-Lopez et al., Nat. Commun. 15, 1563
 #: (2024); docs/physics.md).
@@ -139,8 +139,8 @@ def scattering(
     ``(I - S_c P) b = S_c e``, solved for all edge-port excitations ``e`` at once by a sparse LU
     factorisation (:class:`MeshSolver`). The result is reciprocal (``S = S^T``), passive, and
     unitary when nothing is lossy and the couplers are ideal. About 1 ms for
-    :func:`~photonics.switch_geometry.switch_6x6_mesh`, 8 ms for
-    :func:`~photonics.switch_geometry.mesh_9x9`.
+    :func:`~photonics.recirculating.switch_geometry.switch_6x6_mesh`, 8 ms for
+    :func:`~photonics.recirculating.switch_geometry.mesh_9x9`.
     """
     n = mesh.n_cells
     th = _per_cell("theta", theta, n)

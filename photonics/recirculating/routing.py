@@ -24,18 +24,23 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from photonics._checks import finite
-from photonics._route_kernel import _search, improve_isolation, isolation_db, negotiate
+from photonics.devices.mzi import MZIImperfections
 from photonics.errors import PortError, SettingsError
 from photonics.matching import Matching, Permutation
-from photonics.mesh_scattering import (
+from photonics.recirculating._route_kernel import (
+    _search,
+    improve_isolation,
+    isolation_db,
+    negotiate,
+)
+from photonics.recirculating.mesh_scattering import (
     DEFAULT_CELL_LOSS_DB,
     DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM,
     path_loss_db,
     scattering,
     unit_link_loss_db,
 )
-from photonics.mzi import MZIImperfections
-from photonics.waveguide_mesh import BAR, CROSS, WaveguideMesh
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, WaveguideMesh
 
 #: Default extinction of a cell, dB: how much of a path's light stays out of the cell's other
 #: arm (the typical unit-cell figure: Perez-Lopez et al., Nat. Commun. 15, 1563 (2024);
@@ -46,7 +51,7 @@ DEFAULT_EXTINCTION_DB = 35.0
 #: leaks of leaks, loss spread between cells and light in the loops, which the first-order
 #: prediction leaves out. Measured on sampled chips (field solve at 1550 nm, couplers sigma
 #: 0.009): at most 0.49 dB on 32-endpoint matchings, 0.39 dB on 6x6 permutations
-#: (docs/calibration-hex.md); ``tests/photonics/test_routing.py`` checks it.
+#: (docs/calibration-hex.md); ``tests/photonics/recirculating/test_routing.py`` checks it.
 PREDICTION_MARGIN_DB = 0.5
 #: Iterations without fewer conflicts after which negotiation stops.
 STALL_ITERATIONS = 15
@@ -142,10 +147,10 @@ class Router:
 
     - ``cell_loss_db``: insertion loss of a cell, dB; ``link_loss_db``: of a link between
       cells, dB (default: the mesh's unit length at
-      :data:`~photonics.waveguide_mesh.DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM`);
+      :data:`~photonics.recirculating.mesh_scattering.DEFAULT_WAVEGUIDE_LOSS_DB_PER_CM`);
     - ``extinction_db``: each cell's extinction, dB: a scalar, one value per cell, or one per
       state and cell (shape (2, n_cells), [BAR, CROSS]: measured ones from a calibration, or
-      :func:`~photonics.mzi.state_extinction_db` of a model chip); a shared cell leaks with
+      :func:`~photonics.devices.mzi.state_extinction_db` of a model chip); a shared cell leaks with
       the extinction of the state its paths set (:attr:`Path.isolation_db`);
     - ``max_path_loss_db``: a request whose path would lose more (dB) fails instead (None:
       no limit);
@@ -375,8 +380,8 @@ class Router:
         another).
 
         This only matters at second order: first-order leaks arise in cells two paths share
-        (see :func:`~photonics._route_kernel.isolation_db`); light a path's cell leaks into its
-        unused arm must cross a further cell's extinction to reach another path.
+        (see :func:`~photonics.recirculating._route_kernel.isolation_db`); light a path's cell leaks
+        into its unused arm must cross a further cell's extinction to reach another path.
         """
         n = self.mesh.n_cells
         states = np.full(n, -1)

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from photonics.errors import PortError, SettingsError
-from photonics.lattices import DEFAULT_UNIT_LENGTH_UM, hexagonal_mesh
-from photonics.waveguide_mesh import WaveguideMesh, forced_entry
+from photonics.recirculating.lattices import DEFAULT_UNIT_LENGTH_UM, hexagonal_mesh
+from photonics.recirculating.waveguide_mesh import WaveguideMesh, forced_entry
 
 #: Size of :func:`switch_6x6_mesh`: hexagonal, 3 rows x 6 columns of faces.
 SWITCH_6X6_ROWS, SWITCH_6X6_COLS = 3, 6
@@ -91,10 +91,10 @@ def spread_endpoints(
     Each side's endpoints are spread evenly over the middle ``1 - 2 margin`` of its ports, each
     snapped to the nearest port that is alone on its edge cell among the endpoints (two on one
     cell would share it, and light entering one would leak into the other's output) and whose
-    forced entry (:func:`~photonics.waveguide_mesh.forced_entry`) collides with no endpoint
-    chosen before. Ports nearer the corners, or with colliding forced entries, leave most
-    perfect matchings unroutable by any router. Raises :class:`PortError` when a side has no
-    such port left.
+    forced entry (:func:`~photonics.recirculating.waveguide_mesh.forced_entry`) collides with no
+    endpoint chosen before. Ports nearer the corners, or with colliding forced entries, leave most
+    perfect matchings unroutable by any router. Raises :class:`PortError` when a side has no such
+    port left.
     """
     counts = [per_side] * 4 if isinstance(per_side, int | np.integer) else list(per_side)
     if len(counts) != 4 or any(

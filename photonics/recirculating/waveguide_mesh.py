@@ -1,8 +1,8 @@
 """Recirculating waveguide meshes of 2x2 tunable cells as data, and light traced through them.
 
-Data model (shared with :mod:`photonics.lattices`, which builds hexagonal, square and triangular
-meshes, :mod:`photonics.mesh_scattering`, which solves their light, and
-:mod:`photonics.routing`):
+Data model (shared with :mod:`photonics.recirculating.lattices`, which builds hexagonal, square and
+triangular meshes, :mod:`photonics.recirculating.mesh_scattering`, which solves their light, and
+:mod:`photonics.recirculating.routing`):
 
 - a *cell* is a 2x2 tunable basic unit (an MZI) lying on one edge of a planar lattice of
   polygonal faces (hexagons, squares or triangles). It has four *port-ends*, numbered

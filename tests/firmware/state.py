@@ -33,7 +33,7 @@ import numpy as np
 
 from firmware.controller import Controller
 from firmware.driver import DriverError
-from photonics.calibration import Calibration
+from photonics.chips.calibration import Calibration
 
 
 def _key(cal: Calibration | None) -> tuple[object, ...] | None:

@@ -17,9 +17,14 @@ from firmware.calibration_file import (
     load_calibration,
     save_calibration,
 )
-from photonics.calibration import Calibration, RingTuning, same_calibration
+from photonics.calibration.fits import (
+    fit_crosstalk,
+    fit_fringe,
+    fit_heater_resistance,
+    fit_ring_tuning,
+)
+from photonics.chips.calibration import Calibration, RingTuning, same_calibration
 from photonics.errors import SettingsError
-from photonics.fits import fit_crosstalk, fit_fringe, fit_heater_resistance, fit_ring_tuning
 from tests.strategies import CREATED, seeds, small_calibration
 
 finite = st.floats(allow_nan=False, allow_infinity=False)

@@ -6,8 +6,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from firmware.scpi_errors import QUEUE_SIZE
 from firmware.sdk import Switch
+from photonics.calibration.selfcal import currents_for_theta
 from photonics.matching import Matching
-from photonics.selfcal import currents_for_theta
 
 PORTS = 4
 ports = st.integers(0, PORTS - 1)

@@ -13,10 +13,10 @@ from firmware.driver import (
     DriverError,
     EmulatedDriver,
 )
-from photonics.chip import Chip, ChipSpec
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.devices.thermal import Heaters, settling_time_s
+from photonics.devices.transients import settle_time_s
 from photonics.errors import LimitError, PortError, SettingsError, ShapeError
-from photonics.thermal import Heaters, settling_time_s
-from photonics.transients import settle_time_s
 
 CHIP = Chip(ChipSpec(n_ports=4, seed=1))
 

@@ -1,5 +1,5 @@
 """CAL:RUN on a recirculating (hexagonal) chip: self-calibration through the endpoints'
-photodiodes (photonics.hex_selfcal) through the firmware, within its limits, stored as a
+photodiodes (photonics.calibration.hex_selfcal) through the firmware, within its limits, stored as a
 versioned calibration file, and routing that leaves the dead cells out."""
 
 import contextlib
@@ -12,14 +12,14 @@ from firmware.calibration_file import load_calibration
 from firmware.controller import Controller
 from firmware.driver import EmulatedDriver
 from firmware.sdk import InProcessTransport, Switch
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.chips.switch import MeshFabric
+from photonics.devices.thermal import crosstalk_matters
 from photonics.errors import MatchingError
-from photonics.lattices import hexagonal_mesh
 from photonics.matching import Matching
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.routing import DEFAULT_EXTINCTION_DB, Router
-from photonics.switch import MeshFabric
-from photonics.switch_geometry import spread_endpoints
-from photonics.thermal import crosstalk_matters
+from photonics.recirculating.lattices import hexagonal_mesh
+from photonics.recirculating.routing import DEFAULT_EXTINCTION_DB, Router
+from photonics.recirculating.switch_geometry import spread_endpoints
 from tests.firmware.state import watch_limits
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from firmware.controller import Controller
 from firmware.controller.rings import RING_LOCK_TOLERANCE
 from firmware.sdk import Switch
-from photonics.chip import REFERENCE_WAVELENGTH_NM
+from photonics.chips.chip import REFERENCE_WAVELENGTH_NM
 from tests.firmware.state import capture
 
 

@@ -6,10 +6,10 @@ import pytest
 from firmware.controller.schedule import MAX_SCHEDULE_STEPS
 from firmware.sdk import InProcessTransport, Switch, SwitchError
 from firmware.store import Store
+from photonics.calibration.selfcal import worst_isolation_db
+from photonics.devices.thermal import CROSSTALK_MATTERS_RAD, predicted_crosstalk_rad
 from photonics.errors import InvalidInputError, SettingsError
 from photonics.matching import Matching
-from photonics.selfcal import worst_isolation_db
-from photonics.thermal import CROSSTALK_MATTERS_RAD, predicted_crosstalk_rad
 
 
 class Recording(InProcessTransport):

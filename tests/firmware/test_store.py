@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from firmware.calibration_file import CalibrationFileError
 from firmware.store import MAX_NAME_LENGTH, STORE_SCHEMA, Store, StoreError
-from photonics.calibration import Calibration, RingTuning, same_calibration
+from photonics.chips.calibration import Calibration, RingTuning, same_calibration
 from photonics.errors import PswitchError
 from tests.strategies import CREATED, json_values, same_json, small_calibration
 

@@ -20,9 +20,9 @@ from hil.bench import Bench
 from hil.bench_config import BenchConfig, Instrument
 from hil.emulator.bench import EmulatedBench
 from hil.instruments.registry import MODELS, models
-from photonics.calibration import same_calibration
+from photonics.calibration.selfcal import route_quality
+from photonics.chips.calibration import same_calibration
 from photonics.errors import SettingsError
-from photonics.selfcal import route_quality
 
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))
 

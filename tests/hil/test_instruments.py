@@ -36,8 +36,8 @@ from hil.instruments import (
     Qontrol,
 )
 from hil.instruments.base import parse_float32_block
+from photonics.chips.switch import FeedForwardFabric
 from photonics.errors import LimitError, PortError, SettingsError, ShapeError
-from photonics.switch import FeedForwardFabric
 
 SEED = 3
 NO_ERROR = '0,"No error"'

@@ -8,9 +8,9 @@ import pytest
 
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S
 from hil.emulator.world import FACET_LOSS_DB, BenchWorld, ManualClock
+from photonics.devices.thermal import settling_time_s
+from photonics.devices.transients import rise
 from photonics.errors import LimitError, PortError, SettingsError
-from photonics.thermal import settling_time_s
-from photonics.transients import rise
 
 SEED = 3
 
@@ -275,8 +275,8 @@ def test_the_switch_sees_a_heater_write_behind_its_back(world: BenchWorld) -> No
 def test_the_meter_logs_a_reconfiguration_settling_as_the_time_constants_say() -> None:
     from hil.emulator.instruments.power_meters import PowerMeterN7744A
     from hil.instruments.base import parse_float32_block
-    from photonics.chip import Chip, ChipSpec
-    from photonics.transients import settle_time_s
+    from photonics.chips.chip import Chip, ChipSpec
+    from photonics.devices.transients import settle_time_s
 
     world = BenchWorld(Chip(ChipSpec(n_ports=4, seed=2)), seed=2, clock=ManualClock(0.0))
     world.add_laser("tls")
@@ -309,7 +309,7 @@ def test_the_meter_logs_a_reconfiguration_settling_as_the_time_constants_say() -
 
 
 def test_the_chip_temperature_adds_drift_and_self_heating(chip) -> None:
-    from photonics.drift import AmbientDrift
+    from photonics.devices.drift import AmbientDrift
 
     drift = AmbientDrift(seed=5)
     world = BenchWorld(chip, seed=SEED, clock=ManualClock(100.0), drift=drift)

@@ -38,11 +38,11 @@ from layouts.meshes import (
 from layouts.output import read_gds, render_png, write_gds
 from layouts.rings import ring_layout
 from photonics import ClementsMesh, MZIImperfections, ReckMesh
-from photonics.chip import Chip, ChipSpec
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.devices.ring import MicroRing
 from photonics.errors import SettingsError
-from photonics.lattices import hexagonal_mesh
-from photonics.ring import MicroRing
-from photonics.switch_geometry import switch_6x6_mesh
+from photonics.recirculating.lattices import hexagonal_mesh
+from photonics.recirculating.switch_geometry import switch_6x6_mesh
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))

@@ -2,11 +2,12 @@
 
 import numpy as np
 
-from photonics import ClementsMesh, ReckMesh, topologies
-from photonics.calibration import Calibration
-from photonics.chip import Chip, ChipSpec
-from photonics.lattices import hexagonal_mesh
-from photonics.selfcal import SelfCalibration
+from photonics import ClementsMesh, ReckMesh
+from photonics.calibration.selfcal import SelfCalibration
+from photonics.chips.build import build_chip
+from photonics.chips.calibration import Calibration
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.recirculating.lattices import hexagonal_mesh
 
 
 def test_meshes_and_chips_say_their_topology_and_size_in_one_short_line() -> None:
@@ -19,7 +20,7 @@ def test_meshes_and_chips_say_their_topology_and_size_in_one_short_line() -> Non
     )
     chip = Chip(ChipSpec(n_ports=8, mesh="clements", seed=3, output_rings=True))
     assert repr(chip) == "<Chip clements: 8 ports, 28 MZIs, 72 heaters, output rings, seed 3>"
-    cells = topologies.topology("hexagonal").chip(8, 2, False)
+    cells = build_chip("hexagonal", 8, 2)
     assert repr(cells) == f"<MeshChip hexagonal: 8 endpoints, {cells.mesh.n_cells} cells, seed 2>"
     for thing in (mesh, chip, cells):
         assert "\n" not in repr(thing) and len(repr(thing)) < 100

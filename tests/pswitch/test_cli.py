@@ -105,8 +105,8 @@ def test_version_and_python_dash_m_reach_the_same_command() -> None:
 def test_a_topology_registered_once_is_a_choice_of_every_command() -> None:
     import argparse
 
-    from photonics import topologies
-    from photonics.feedforward import ReckMesh
+    from photonics.chips import topologies
+    from photonics.feedforward.meshes import ReckMesh
     from pswitch.cli import build_parser
 
     topologies.register(topologies.feedforward("toy", "a toy mesh", ReckMesh))

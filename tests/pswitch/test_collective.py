@@ -29,7 +29,7 @@ from firmware.fabric import (
 from firmware.sdk import Switch
 from hil.emulator.bench import SwitchFirmware
 from hil.emulator.server import TcpServer
-from photonics import topologies
+from photonics.chips import topologies
 from pswitch.cli import main
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from firmware.calibration_file import load_calibration
 from photonics import ClementsMesh
-from photonics.feedforward import MeshSettings
+from photonics.feedforward.meshes import MeshSettings
 from pswitch.cli import main
 
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))

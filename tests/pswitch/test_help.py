@@ -110,8 +110,8 @@ def test_help_speaks_of_the_project_only(texts: dict[str, str]) -> None:
 
 
 def test_figures_quoted_in_help_are_the_code_s(texts: dict[str, str]) -> None:
-    from photonics.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB
-    from photonics.routing import DEFAULT_ISOLATION_TARGET_DB
+    from photonics.devices.mzi import DEFAULT_LOSS_DB, PUBLISHED_EXTINCTION_DB
+    from photonics.recirculating.routing import DEFAULT_ISOLATION_TARGET_DB
     from pswitch.demo import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
 
     demo = " ".join(texts["demo"].split())

@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 
 import numpy as np
 
-from photonics import topologies
+from photonics.chips import topologies
 from photonics.matching import Matching
 from pswitch.demo import _feedforward_mesh_figure
 

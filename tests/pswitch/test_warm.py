@@ -14,7 +14,7 @@ SCRIPT = """
 import contextlib, io, json
 import numpy as np
 from photonics import ClementsMesh, ReckMesh
-from photonics.warm import compiling, kernels, warm
+from pswitch.warm import compiling, kernels, warm
 from pswitch.cli import main
 
 warm()
@@ -49,7 +49,11 @@ def test_after_the_warm_up_no_command_compiles_and_every_kernel_is_cached() -> N
     report = json.loads(done.stdout.splitlines()[-1])
     # every @njit function of the three kernel modules was found, and each is cached
     modules = {name.rsplit(".", 1)[0] for name in report["cached"]}
-    assert modules == {"photonics._kernels", "photonics._route_kernel", "photonics._pinned_kernel"}
+    assert modules == {
+        "photonics.feedforward._kernels",
+        "photonics.recirculating._route_kernel",
+        "photonics.chips._pinned_kernel",
+    }
     assert len(report["cached"]) >= 20
     assert [name for name, entries in report["cached"].items() if entries == 0] == []
     # the commands used no signature the warm-up left out, so numba compiled nothing

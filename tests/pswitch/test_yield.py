@@ -21,7 +21,8 @@ import pytest
 from distributed import Client
 
 from firmware.fabric.jobs import Job, job_matchings
-from photonics.chip_yield import YieldStudy, run_chip
+from photonics.fabrication.chip_yield import run_chip
+from photonics.fabrication.study import YieldStudy
 from pswitch import yield_study
 from pswitch.cli import main
 from pswitch.yield_command import workload_matchings

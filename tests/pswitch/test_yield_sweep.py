@@ -18,8 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 from distributed import get_task_stream
 
-from photonics.chip_yield import YieldStudy, run_chip
-from photonics.yield_stats import summarize, summarize_sweep, sweep_points
+from photonics.fabrication.chip_yield import run_chip
+from photonics.fabrication.study import YieldStudy
+from photonics.fabrication.yield_stats import summarize, summarize_sweep, sweep_points
 from pswitch.cli import main
 from pswitch.yield_plots import yield_figure
 from pswitch.yield_study import cluster, run_sweep

@@ -35,7 +35,7 @@ from hil.instruments.lasers import (
     TSL570_POWER_MW,
     TSL570_WAVELENGTH_NM,
 )
-from photonics.chip import REFERENCE_WAVELENGTH_NM
+from photonics.chips.chip import REFERENCE_WAVELENGTH_NM
 
 #: Speed of light, m/s (frequency = c / wavelength).
 C_M_S = 299_792_458.0

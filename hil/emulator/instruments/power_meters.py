@@ -28,7 +28,7 @@ from hil.instruments.power_meters import (
     N7744A_WAVELENGTH_NM,
     PM100D_WAVELENGTH_NM,
 )
-from photonics.chip import REFERENCE_WAVELENGTH_NM
+from photonics.chips.chip import REFERENCE_WAVELENGTH_NM
 from photonics.errors import SettingsError
 
 

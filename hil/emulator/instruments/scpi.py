@@ -59,7 +59,7 @@ from firmware.scpi_errors import (
     ScpiError,
 )
 from hil.emulator.world import BenchWorld
-from photonics.chip import REFERENCE_WAVELENGTH_NM
+from photonics.chips.chip import REFERENCE_WAVELENGTH_NM
 from photonics.errors import LimitError, PswitchError
 
 #: The dBm reading of exactly no light (a laser's monitor when it is off), 1e-12 mW. A power

@@ -5,10 +5,10 @@ from functools import cache
 import numpy as np
 
 from photonics import ClementsMesh, MeshSettings
-from photonics.routing import Router
-from photonics.switch import FeedForwardFabric, MeshFabric, SwitchPlan
-from photonics.switch_geometry import switch_32
-from photonics.waveguide_mesh import BAR, CROSS, trace
+from photonics.chips.switch import FeedForwardFabric, MeshFabric, SwitchPlan
+from photonics.recirculating.routing import Router
+from photonics.recirculating.switch_geometry import switch_32
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, trace
 
 
 @cache

@@ -29,10 +29,10 @@ from firmware.fabric import (
 )
 from firmware.fabric.collective_timing import PUBLISHED_COMPLETION_ROUNDS, completion_rounds
 from photonics import PortError, SettingsError
+from photonics.chips.switch import MeshFabric
 from photonics.matching import Matching
-from photonics.routing import Router
-from photonics.switch import MeshFabric
-from photonics.switch_geometry import switch_6x6
+from photonics.recirculating.routing import Router
+from photonics.recirculating.switch_geometry import switch_6x6
 from tests.firmware.fabric.fabrics import clements
 from tests.strategies import seeds
 

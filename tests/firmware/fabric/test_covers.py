@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from firmware.fabric import all_to_all
 from photonics import ClementsMesh, ReckMesh, SettingsError
-from photonics.mzi import MZIImperfections
-from photonics.routing import Router, requests_for, verify
-from photonics.switch import FeedForwardFabric, MeshFabric
-from photonics.switch_geometry import hexagonal_switch, switch_6x6
+from photonics.chips.switch import FeedForwardFabric, MeshFabric
+from photonics.devices.mzi import MZIImperfections
+from photonics.recirculating.routing import Router, requests_for, verify
+from photonics.recirculating.switch_geometry import hexagonal_switch, switch_6x6
 from tests.firmware.fabric.fabrics import clements, light_goes, mesh_exit, pairs_of
 
 

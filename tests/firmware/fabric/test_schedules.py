@@ -14,7 +14,7 @@ from firmware.fabric import (
     schedule_timing,
 )
 from photonics import Matching, MatchingError, SettingsError, ShapeError
-from photonics.transients import ThermalDynamics, settle_time_s
+from photonics.devices.transients import ThermalDynamics, settle_time_s
 from tests.firmware.fabric.fabrics import clements
 
 

@@ -1,15 +1,16 @@
-"""The production test's lock of a feed-forward chip's output rings (photonics.chip_rings)."""
+"""The production test's lock of a feed-forward chip's output rings
+(photonics.calibration.chip_rings)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from photonics.chip import Chip, ChipSpec
-from photonics.chip_rings import RingLock, ring_channels
-from photonics.emulated_chip import REFERENCE_WAVELENGTH_NM
+from photonics.calibration.chip_rings import RingLock
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.chips.emulated_chip import REFERENCE_WAVELENGTH_NM
+from photonics.devices.ring import MicroRing
 from photonics.errors import FitError
-from photonics.ring import MicroRing
 
 
 def detuning_pm(chip: Chip, current: np.ndarray) -> np.ndarray:
@@ -23,7 +24,7 @@ def test_every_ring_ends_on_the_laser_whatever_its_fabrication_offset(
     seed: int, sigma_nm: float
 ) -> None:
     chip = Chip(ChipSpec(n_ports=8, seed=seed, output_rings=True, ring_fab_sigma_nm=sigma_nm))
-    rings = ring_channels(chip)
+    rings = chip.ring_channels
     lock = RingLock(chip, np.random.default_rng(seed))
     start = np.zeros(chip.n_heaters)
     current = lock.lock(start)
@@ -42,7 +43,11 @@ def test_every_ring_ends_on_the_laser_whatever_its_fabrication_offset(
 
 
 def test_a_chip_without_rings_has_no_ring_channels() -> None:
-    assert ring_channels(Chip(ChipSpec(n_ports=4))).size == 0
+    assert Chip(ChipSpec(n_ports=4)).ring_channels.size == 0
+    with_rings = Chip(ChipSpec(n_ports=4, output_rings=True))
+    assert with_rings.ring_channels.tolist() == list(
+        range(with_rings.n_heaters - 4, with_rings.n_heaters)
+    )
 
 
 def test_rings_whose_drop_port_stays_dark_fail_the_lock() -> None:

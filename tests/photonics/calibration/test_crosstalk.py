@@ -2,10 +2,15 @@
 
 import numpy as np
 
-from photonics.chip import Chip, ChipSpec
-from photonics.fits import fit_crosstalk_model
-from photonics.selfcal import calibrate_crosstalk, calibrate_mesh, route_quality, self_calibrate
-from photonics.thermal import HeaterLayout, differential_crosstalk
+from photonics.calibration.fits import fit_crosstalk_model
+from photonics.calibration.selfcal import (
+    calibrate_crosstalk,
+    calibrate_mesh,
+    route_quality,
+    self_calibrate,
+)
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.devices.thermal import HeaterLayout, differential_crosstalk
 
 
 def test_crosstalk_on_both_arms_is_learnt_and_compensated_on_a_dense_mesh() -> None:

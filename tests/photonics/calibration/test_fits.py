@@ -1,4 +1,4 @@
-"""Tests of photonics.fits: each fit recovers known parameters, stays within its stated
+"""Tests of photonics.calibration.fits: each fit recovers known parameters, stays within its stated
 tolerance under noise, and refuses bad input naming it."""
 
 import math
@@ -8,8 +8,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from photonics.calibration.fits import (
+    fit_crosstalk,
+    fit_fringe,
+    fit_heater_resistance,
+    fit_ring_tuning,
+)
 from photonics.errors import FitError, SettingsError, ShapeError
-from photonics.fits import fit_crosstalk, fit_fringe, fit_heater_resistance, fit_ring_tuning
 
 TWO_PI = 2 * np.pi
 

@@ -1,6 +1,6 @@
 """Thermal crosstalk of a recirculating mesh calibrated through the endpoints' photodiodes
-(photonics.hex_crosstalk), on a dense emulated hexagonal chip (100 um unit length: neighbouring
-cells 87 um apart, 0.4 % of a neighbour's phase each, 0.05 rad predicted)."""
+(photonics.calibration.hex_crosstalk), on a dense emulated hexagonal chip (100 um unit length:
+neighbouring cells 87 um apart, 0.4 % of a neighbour's phase each, 0.05 rad predicted)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from photonics.calibration import same_calibration
+from photonics.calibration.hex_crosstalk import calibrate_recirculating_crosstalk
+from photonics.chips.calibration import same_calibration
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
 from photonics.errors import FitError
-from photonics.hex_crosstalk import calibrate_recirculating_crosstalk
-from photonics.lattices import hexagonal_mesh
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.switch_geometry import hexagonal_switch, spread_endpoints
-from tests.photonics.test_hex_selfcal import BIAS_TOL_RAD, _measure, _run
+from photonics.recirculating.lattices import hexagonal_mesh
+from photonics.recirculating.switch_geometry import hexagonal_switch, spread_endpoints
+from tests.photonics.calibration.test_hex_selfcal import BIAS_TOL_RAD, _measure, _run
 
 
 def _chip(unit_length_um: float = 100.0, seed: int = 0) -> MeshChip:

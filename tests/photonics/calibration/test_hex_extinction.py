@@ -1,5 +1,5 @@
-"""Where a recirculating mesh's first-order leaks go (photonics.hex_extinction), against the
-mesh's scattering solve, and the conservative per-state extinction."""
+"""Where a recirculating mesh's first-order leaks go (photonics.calibration.hex_extinction), against
+the mesh's scattering solve, and the conservative per-state extinction."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from photonics.hex_extinction import (
+from photonics.calibration.hex_extinction import (
     DEFAULT_SIGMAS,
     NO_READING_DB,
     UNKNOWN,
@@ -17,10 +17,10 @@ from photonics.hex_extinction import (
     leak_exits,
     lit_hops,
 )
-from photonics.mesh_scattering import scattering
-from photonics.mzi import MZIImperfections
-from photonics.switch_geometry import hexagonal_switch
-from photonics.waveguide_mesh import theta_of_states
+from photonics.devices.mzi import MZIImperfections
+from photonics.recirculating.mesh_scattering import scattering
+from photonics.recirculating.switch_geometry import hexagonal_switch
+from photonics.recirculating.waveguide_mesh import theta_of_states
 from tests.strategies import seeds
 
 MESH, _ = hexagonal_switch(8)

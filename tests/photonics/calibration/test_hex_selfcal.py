@@ -1,17 +1,17 @@
 """Self-calibration of recirculating meshes through the endpoints' photodiodes
-(photonics.hex_selfcal), on sampled emulated hexagonal chips."""
+(photonics.calibration.hex_selfcal), on sampled emulated hexagonal chips."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from photonics.hex_extinction import default_extinction_db
-from photonics.hex_routes import RoutePlanner
-from photonics.hex_selfcal import calibrate_recirculating
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.mzi import state_extinction_db
-from photonics.switch_geometry import hexagonal_switch, switch_32
+from photonics.calibration.hex_extinction import default_extinction_db
+from photonics.calibration.hex_routes import RoutePlanner
+from photonics.calibration.hex_selfcal import calibrate_recirculating
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.devices.mzi import state_extinction_db
+from photonics.recirculating.switch_geometry import hexagonal_switch, switch_32
 
 #: Stated accuracy of a fitted cell (docs/calibration-hex.md): bias within 0.025 rad, P_pi
 #: within 0.2 % (a cosine fit without the second harmonic missed P_pi by up to 1.7 %).

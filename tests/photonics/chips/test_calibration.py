@@ -1,4 +1,4 @@
-"""Tests of photonics.calibration: RingTuning and Calibration check and freeze their values;
+"""Tests of photonics.chips.calibration: RingTuning and Calibration check and freeze their values;
 same_calibration compares bits."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from photonics.calibration import RingTuning, same_calibration
+from photonics.chips.calibration import RingTuning, same_calibration
 from photonics.errors import SettingsError, ShapeError
 from tests.strategies import small_calibration
 

@@ -7,12 +7,17 @@ from hypothesis import strategies as st
 
 from firmware.calibration_file import load_calibration, save_calibration
 from photonics import LimitError, SettingsError, ShapeError
-from photonics.calibration import same_calibration
-from photonics.chip import Chip, ChipSpec
-from photonics.fits import fit_ring_tuning
-from photonics.ring import RingThermal
-from photonics.selfcal import SelfCalibration, calibrate_mesh, route_quality, self_calibrate
-from photonics.transients import ThermalDynamics, settle_time_s
+from photonics.calibration.fits import fit_ring_tuning
+from photonics.calibration.selfcal import (
+    SelfCalibration,
+    calibrate_mesh,
+    route_quality,
+    self_calibrate,
+)
+from photonics.chips.calibration import same_calibration
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.devices.ring import RingThermal
+from photonics.devices.transients import ThermalDynamics, settle_time_s
 from tests.strategies import seeds
 
 
@@ -147,7 +152,8 @@ def test_self_calibration_learns_every_heater(mesh) -> None:
 
 
 def test_crosstalk_compensation_improves_routing_on_a_dense_mesh() -> None:
-    # the earlier model, all crosstalk on the heated arm (tests/photonics/test_crosstalk.py: both)
+    # the earlier model, all crosstalk on the heated arm
+    # (tests/photonics/calibration/test_crosstalk.py: both)
     dense = ChipSpec(n_ports=6, seed=2, pitch_x_um=60.0, pitch_y_um=20.0, both_arms=False)
     chip = Chip(dense)
     args = (chip.mesh, _measure(chip), chip.heater_voltage, chip.n_heaters, dense.max_current_mA)

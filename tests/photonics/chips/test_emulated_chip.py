@@ -1,4 +1,4 @@
-"""What the two emulated chips share (photonics.emulated_chip): the fabrication spec's checks,
+"""What the two emulated chips share (photonics.chips.emulated_chip): the fabrication spec's checks,
 the draw of a chip from its seed, and the heaters' phases, limits and calibration."""
 
 import math
@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from photonics import SettingsError
-from photonics.calibration import same_calibration
-from photonics.chip import Chip, ChipSpec
-from photonics.lattices import hexagonal_mesh
-from photonics.mesh_chip import MeshChip, MeshChipSpec
+from photonics.chips.calibration import same_calibration
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.recirculating.lattices import hexagonal_mesh
 from tests.strategies import seeds
 
 MESH = hexagonal_mesh(1, 2)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from photonics import SettingsError
-from photonics.chip import Chip, ChipSpec
-from photonics.chip_geometry import FeedForwardGeometry
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.switch_geometry import switch_6x6
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.feedforward.chip_geometry import FeedForwardGeometry
+from photonics.recirculating.switch_geometry import switch_6x6
 
 
 def test_without_a_correlation_length_each_cell_is_drawn_alone_as_before() -> None:

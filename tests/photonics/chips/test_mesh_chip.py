@@ -8,16 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from photonics import LimitError, Matching, PortError, SettingsError, ShapeError
-from photonics.calibration import same_calibration
-from photonics.dispersion import imperfections_at
-from photonics.hex_extinction import MAX_EXTINCTION_DB
-from photonics.lattices import hexagonal_mesh
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.mesh_scattering import MeshSolver, link_transmission, mesh_solver
-from photonics.mzi import from_arm_phases, imperfect_transfer, state_extinction_db
-from photonics.routing import Router, requests_for
-from photonics.selfcal import currents_for_theta
-from photonics.switch_geometry import hexagonal_switch, spread_endpoints
+from photonics.calibration.selfcal import currents_for_theta
+from photonics.chips.calibration import MAX_EXTINCTION_DB, same_calibration
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.devices.dispersion import imperfections_at
+from photonics.devices.mzi import from_arm_phases, imperfect_transfer, state_extinction_db
+from photonics.recirculating.lattices import hexagonal_mesh
+from photonics.recirculating.mesh_scattering import MeshSolver, link_transmission, mesh_solver
+from photonics.recirculating.routing import Router, requests_for
+from photonics.recirculating.switch_geometry import hexagonal_switch, spread_endpoints
 from tests.strategies import seeds
 
 #: Currents up to this (mA) keep every heater under a full period's power (2 P_pi of 21.4 mW

@@ -5,13 +5,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from photonics.chips.switch import Fabric, FeedForwardFabric, MeshFabric, Pair, SwitchPlan
 from photonics.errors import MatchingError, ShapeError
-from photonics.feedforward import ClementsMesh, MeshSettings, ReckMesh
+from photonics.feedforward.meshes import ClementsMesh, MeshSettings, ReckMesh
 from photonics.matching import Matching
-from photonics.mesh_scattering import scattering
-from photonics.routing import DEFAULT_EXTINCTION_DB, Router
-from photonics.switch import Fabric, FeedForwardFabric, MeshFabric, Pair, SwitchPlan
-from photonics.switch_geometry import switch_6x6
+from photonics.recirculating.mesh_scattering import scattering
+from photonics.recirculating.routing import DEFAULT_EXTINCTION_DB, Router
+from photonics.recirculating.switch_geometry import switch_6x6
 from tests.strategies import seeds
 
 

@@ -6,8 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from photonics import SettingsError, ShapeError
-from photonics.chip import Chip, ChipSpec
-from photonics.dispersion import (
+from photonics.calibration.selfcal import currents_for_theta, worst_isolation_db
+from photonics.chips.chip import Chip, ChipSpec
+from photonics.devices.dispersion import (
     DESIGN_WAVELENGTH_NM,
     band,
     band_extinction_db,
@@ -15,11 +16,10 @@ from photonics.dispersion import (
     imperfections_at,
     loss_factor,
 )
+from photonics.devices.mzi import MZIImperfections, extinction_ratio_db
 from photonics.matching import Permutation
-from photonics.mzi import MZIImperfections, extinction_ratio_db
-from photonics.routing import Router
-from photonics.selfcal import currents_for_theta, worst_isolation_db
-from photonics.switch_geometry import hexagonal_switch
+from photonics.recirculating.routing import Router
+from photonics.recirculating.switch_geometry import hexagonal_switch
 from tests.strategies import seeds
 
 C_BAND = band(1530.0, 1565.0, 8)

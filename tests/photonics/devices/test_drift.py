@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from photonics import SettingsError
-from photonics.drift import AmbientDrift
+from photonics.devices.drift import AmbientDrift
 
 
 @given(st.integers(0, 2**31), st.floats(1, 5000))

@@ -4,7 +4,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from photonics import MZIImperfections, SettingsError
-from photonics.mzi import (
+from photonics.devices.mzi import (
     DEFAULT_SPLITTER_SIGMA,
     arm_phases,
     coupling,

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from photonics import SettingsError, ShapeError
-from photonics.ring import (
+from photonics.devices.ring import (
     DEFAULT_HEATER_NM_PER_MW,
     MicroRing,
     RingThermal,

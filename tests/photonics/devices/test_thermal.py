@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from photonics import LimitError, SettingsError, ShapeError
-from photonics.thermal import (
+from photonics.devices.thermal import (
     NEGLIGIBLE_CROSSTALK,
     CrosstalkModel,
     HeaterLayout,

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from photonics import SettingsError, ShapeError
-from photonics.thermal import (
+from photonics.devices.thermal import (
     CrosstalkModel,
     Heaters,
     crosstalk_matrix,
@@ -14,7 +14,7 @@ from photonics.thermal import (
     settling_time_s,
     step_response,
 )
-from photonics.transients import ThermalDynamics, heat_at, rise, settle_time_s
+from photonics.devices.transients import ThermalDynamics, heat_at, rise, settle_time_s
 
 taus = st.floats(1e-7, 1e-4)
 

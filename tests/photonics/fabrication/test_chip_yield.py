@@ -8,10 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from photonics.chip_yield import YieldStudy, chip_seeds, passes, run_chip
+from photonics.devices.thermal import CrosstalkModel
 from photonics.errors import PortError, SettingsError
-from photonics.thermal import CrosstalkModel
-from photonics.yield_stats import (
+from photonics.fabrication.chip_yield import run_chip
+from photonics.fabrication.study import YieldStudy, chip_seeds, passes
+from photonics.fabrication.yield_stats import (
     parameter_effects,
     ranks,
     sensitivity,
@@ -172,8 +173,8 @@ def test_a_tighter_pitch_brings_crosstalk_that_costs_isolation() -> None:
 
 
 def test_a_study_s_chip_has_its_heaters_where_the_layout_draws_them_unless_given_a_grid() -> None:
-    from photonics.chip import Chip
-    from photonics.chip_geometry import drawn_geometry
+    from photonics.chips.chip import Chip
+    from photonics.feedforward.chip_geometry import drawn_geometry
 
     chip = Chip(YieldStudy(ports=16, chips=1).spec(0))
     assert chip.geometry == drawn_geometry(chip.mesh)  # 820 x 60 um at 16 ports

@@ -15,7 +15,7 @@ from photonics import (
     SettingsError,
     ShapeError,
 )
-from photonics.feedforward import fidelity
+from photonics.feedforward.meshes import fidelity
 from tests.strategies import haar_unitaries, permutations, seeds
 
 MESHES = [ClementsMesh, ReckMesh]

@@ -6,28 +6,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from photonics import Matching, Permutation, PortError, SettingsError, covers
-from photonics.covers import _dissolve, all_to_all_cover, round_robin
-from photonics.lattices import hexagonal_mesh
-from photonics.mesh_chip import MeshChip, MeshChipSpec
-from photonics.mesh_scattering import scattering
-from photonics.mzi import (
+from photonics import Matching, Permutation, PortError, SettingsError
+from photonics.calibration.selfcal import CellDrive
+from photonics.chips.mesh_chip import MeshChip, MeshChipSpec
+from photonics.devices.mzi import (
     PUBLISHED_EXTINCTION_DB,
     MZIImperfections,
     extinction_ratio_db,
     splitter_errors_for_extinction,
     state_extinction_db,
 )
-from photonics.routing import (
+from photonics.recirculating import covers
+from photonics.recirculating.covers import _dissolve, all_to_all_cover, round_robin
+from photonics.recirculating.lattices import hexagonal_mesh
+from photonics.recirculating.mesh_scattering import scattering
+from photonics.recirculating.routing import (
     DEFAULT_MAX_PATH_LOSS_DB,
     PREDICTION_MARGIN_DB,
     Router,
     requests_for,
     verify,
 )
-from photonics.selfcal import CellDrive
-from photonics.switch_geometry import hexagonal_switch, switch_6x6, switch_32
-from photonics.waveguide_mesh import BAR, CROSS, forced_entry, through
+from photonics.recirculating.switch_geometry import hexagonal_switch, switch_6x6, switch_32
+from photonics.recirculating.waveguide_mesh import BAR, CROSS, forced_entry, through
 from tests.strategies import seeds
 
 MESH = hexagonal_mesh(3, 4)

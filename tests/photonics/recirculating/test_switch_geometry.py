@@ -2,16 +2,16 @@ import numpy as np
 import pytest
 
 from photonics import Matching, PortError
-from photonics.lattices import hexagonal_mesh
-from photonics.routing import Router, requests_for
-from photonics.switch_geometry import (
+from photonics.recirculating.lattices import hexagonal_mesh
+from photonics.recirculating.routing import Router, requests_for
+from photonics.recirculating.switch_geometry import (
     hexagonal_switch,
     mesh_9x9,
     spread_endpoints,
     switch_6x6_mesh,
     switch_32,
 )
-from photonics.waveguide_mesh import lattice_counts
+from photonics.recirculating.waveguide_mesh import lattice_counts
 
 
 def test_named_meshes() -> None:

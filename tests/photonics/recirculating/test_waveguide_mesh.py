@@ -7,18 +7,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
-from photonics import MZIImperfections, PortError, SettingsError, ShapeError, mesh_scattering
-from photonics.lattices import KINDS, hexagonal_mesh, lattice_mesh, square_mesh, triangular_mesh
-from photonics.mesh_scattering import (
+from photonics import MZIImperfections, PortError, SettingsError, ShapeError
+from photonics.devices.mzi import imperfect_transfer
+from photonics.recirculating import mesh_scattering
+from photonics.recirculating.lattices import (
+    KINDS,
+    hexagonal_mesh,
+    lattice_mesh,
+    square_mesh,
+    triangular_mesh,
+)
+from photonics.recirculating.mesh_scattering import (
     insertion_loss_db,
     link_transmission,
     mesh_solver,
     port_powers,
     scattering,
 )
-from photonics.mzi import imperfect_transfer
-from photonics.switch_geometry import switch_6x6_mesh
-from photonics.waveguide_mesh import (
+from photonics.recirculating.switch_geometry import switch_6x6_mesh
+from photonics.recirculating.waveguide_mesh import (
     BAR,
     CROSS,
     SIDES,

@@ -1,0 +1,1 @@
+"""Calibration through the photodiodes: fits, both mesh kinds, extinction, crosstalk, rings."""

@@ -1,0 +1,1 @@
+"""Emulated chips, their calibration record, the circuit-switch planners, the topology registry."""

@@ -1,0 +1,1 @@
+"""One element's physics: the MZI, heaters and their transients, microrings, drift, dispersion."""

@@ -1,0 +1,1 @@
+"""Fabrication yield: one emulated chip's production test, a study of many, and their statistics."""

@@ -1,0 +1,1 @@
+"""Feed-forward MZI meshes (Clements, Reck): transfer, decomposition, routing, heater places."""

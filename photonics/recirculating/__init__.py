@@ -1,0 +1,1 @@
+"""Recirculating waveguide meshes: lattices, scattering with loops, switches, router, covers."""
