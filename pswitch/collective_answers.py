@@ -1,6 +1,6 @@
 """``pswitch collective sweep`` and ``pswitch collective training-step``: answers across message
 sizes, rank counts and straggler delays, and a hybrid-parallel training step, on the switch
-``--switch`` names (:func:`pswitch.collective.switch_of`)."""
+``--switch`` names (:func:`pswitch.collective_run.switch_of`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any
 
 from photonics.errors import SettingsError
 from pswitch import args as types
-from pswitch.collective import (
+from pswitch.collective_run import (
     MAX_PORTS,
-    _ms,
-    _print,
     describe,
     human,
     link_of,
+    ms,
+    print_collective,
     size,
     switch_of,
     timings,
@@ -79,12 +79,11 @@ def refuse_training_options(args: argparse.Namespace) -> None:
         raise SettingsError(f"{given[0]} is for training-step, not {args.algorithm}")
 
 
-def training(args: argparse.Namespace) -> dict[str, Any]:
-    """The training step on the switch and on the electrical one, with each phase's share."""
+def training(args: argparse.Namespace, ports: int) -> dict[str, Any]:
+    """The training step on a switch of ``ports`` ports (checked by
+    :func:`pswitch.collective.check`) and on the electrical one, with each phase's share."""
     from firmware.fabric import HybridJob, StepSettings, training_step
-    from pswitch.collective import check
 
-    ports = check(args)
     value = {}
     for option, _, default, _ in TRAINING:
         given = getattr(args, _dest(option))
@@ -128,12 +127,12 @@ def training(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_training(r: dict[str, Any]) -> None:
-    _print(r)
+    print_collective(r)
     print("phase  matchings  compute ms  reconfigure ms  optical ms  electrical ms")
     for p in r["phases"]:
         print(
-            f"  {p['phase']:<4} {p['matchings']:>9} {_ms(p['compute_s']):>11} "
-            f"{_ms(p['reconfigure_s']):>15} {_ms(p['optical_s']):>11} {_ms(p['electrical_s']):>14}"
+            f"  {p['phase']:<4} {p['matchings']:>9} {ms(p['compute_s']):>11} "
+            f"{ms(p['reconfigure_s']):>15} {ms(p['optical_s']):>11} {ms(p['electrical_s']):>14}"
         )
     print("(a reconfiguration after a computation overlaps it: the circuits are idle meanwhile)")
 
@@ -153,7 +152,8 @@ def sizes_up_to(largest: float) -> list[float]:
 def sweep(args: argparse.Namespace) -> dict[str, Any]:
     """Which all-reduce wins by size and rank count on the switch and on the electrical one,
     where reconfiguring pays against the static ring, the duty cycles, and the
-    straggler-aware all-reduce's speed-up by rank count and delay."""
+    straggler-aware all-reduce's speed-up by rank count and delay (the options checked by
+    :func:`pswitch.collective.check`)."""
     from firmware.fabric import (
         all_reduce_lines,
         all_to_all_crossover,
@@ -163,12 +163,7 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
         straggler_sweep,
     )
     from photonics.chips.switch import FeedForwardFabric
-    from pswitch.collective import check
 
-    check(args)
-    refuse_training_options(args)
-    if args.straggler_ms is not None:
-        raise SettingsError("sweep chooses the straggler's delays itself; leave --straggler-ms out")
     link = link_of(args)
     sizes = sizes_up_to(args.n_bytes)
     winners, ports_of, sources = [], {}, []
@@ -247,9 +242,9 @@ def print_sweep(r: dict[str, Any]) -> None:
     print(f"ranks {'size':>10}{head}{'static ring ms':>16}  fastest here / electrical  duty")
     for w in r["winners"]:
         for row in w["sizes"]:
-            cells = "".join(f"{_ms(row['optical_s'][n]):>22}" for n in names)
+            cells = "".join(f"{ms(row['optical_s'][n]):>22}" for n in names)
             static = row["static_ring_s"]
-            st = f"{_ms(static):>16}" if static is not None else f"{'-':>16}"
+            st = f"{ms(static):>16}" if static is not None else f"{'-':>16}"
             duty = row["duty_cycle"][row["best_optical"]]
             print(
                 f"{w['ranks']:>5} {human(row['bytes']):>10}{cells}{st}  "

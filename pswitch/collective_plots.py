@@ -18,12 +18,12 @@ def _pyplot() -> Any:
 
 
 def write_plot(r: dict[str, Any], path: Path) -> None:
-    """A Gantt chart of ``r`` (:func:`collective`'s result) into the PNG ``path``: one row per
-    rank, a bar for each step it sends in (coloured by phase), the reconfigurations shaded, the
-    straggler's wait hatched, the electrical switch's total marked."""
+    """A Gantt chart of ``r`` (:func:`~pswitch.collective_run.collective`'s result) into the PNG
+    ``path``: one row per rank, a bar for each step it sends in (coloured by phase), the
+    reconfigurations shaded, the straggler's wait hatched, the electrical switch's total marked."""
     from matplotlib.patches import Patch
 
-    from pswitch.collective import _ms, human
+    from pswitch.collective_run import human, ms
 
     plt = _pyplot()
 
@@ -67,9 +67,9 @@ def write_plot(r: dict[str, Any], path: Path) -> None:
             [],
             color="k",
             ls="--",
-            label=f"electrical total {_ms(r['electrical_total_s'])} ms",
+            label=f"electrical total {ms(r['electrical_total_s'])} ms",
         ),
-        plt.Line2D([], [], color="C3", label=f"optical total {_ms(r['optical_total_s'])} ms"),
+        plt.Line2D([], [], color="C3", label=f"optical total {ms(r['optical_total_s'])} ms"),
     ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     ax.set_ylim(ranks - 0.5, -0.5)
