@@ -11,16 +11,11 @@ from firmware.declarations import command, query
 from firmware.scpi_errors import ScpiError
 from photonics.calibration.hex_crosstalk import calibrate_recirculating_crosstalk
 from photonics.calibration.hex_selfcal import calibrate_recirculating
-from photonics.calibration.selfcal import peak_power_mW, self_calibrate
+from photonics.calibration.selfcal import iv_group, peak_power_mW, self_calibrate
 from photonics.chips.calibration import Calibration
 from photonics.chips.switch import FeedForwardFabric, MeshFabric
 from photonics.devices.thermal import DEFAULT_P_PI_MW, HeaterLayout, crosstalk_matters
 from photonics.feedforward.meshes import FeedForwardMesh
-
-#: The I-V sweep drives as many heaters at once as fill this fraction of the power budget: a
-#: heater's resistance rises with its current, which a driver that models power from its
-#: read-back (hil's Qontrol) learns as the sweep goes.
-IV_MARGIN = 0.9
 
 
 class CalibrationCommands(Core):
@@ -150,7 +145,7 @@ class CalibrationCommands(Core):
                 f"self-calibration drives each heater alone to {limit:.6g} mA "
                 f"({alone.max():.6g} mW): above the power budget {budget:.6g} mW",
             )
-        return max(1, int(min(n, IV_MARGIN * budget // alone.max())))
+        return iv_group(alone, budget)
 
     def _calibration_fits(self, mesh: FeedForwardMesh, limit: float) -> int:
         """Refuse up front (-221 interlock, -222 limits) a self-calibration whose sweeps cannot

@@ -62,6 +62,10 @@ from photonics.progress import Progress, steps
 Measure = Callable[[np.ndarray, int], np.ndarray]
 #: Heaters driven at once in the I-V sweep (16 x 55 mW at 10 mA stays under any power budget).
 IV_GROUP = 16
+#: Share of the power budget an I-V sweep sized by :func:`iv_group` draws at once: a heater's
+#: resistance rises with its current, which a driver that models power from its read-back
+#: (hil's Qontrol) learns as the sweep goes.
+IV_MARGIN = 0.9
 Voltage = Callable[[np.ndarray], np.ndarray]
 
 
@@ -282,6 +286,14 @@ def _counting(measure: Measure) -> tuple[Measure, list[int]]:
         return np.asarray(measure(currents, port), dtype=float)
 
     return counted, count
+
+
+def iv_group(alone_mW: np.ndarray, budget_mW: float) -> int:
+    """How many heaters an I-V sweep drives at once within ``budget_mW`` (mW): as many as fill
+    :data:`IV_MARGIN` of it when each draws the most any heater draws alone at the top of the
+    sweep (``alone_mW``, one per heater); at least one, at most all."""
+    alone_mW = np.asarray(alone_mW, dtype=float)
+    return max(1, int(min(alone_mW.size, IV_MARGIN * budget_mW // alone_mW.max())))
 
 
 def fit_resistances(

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from photonics.calibration.chip_rings import RingLock
-from photonics.calibration.selfcal import calibrate_mesh, currents_for_theta
+from photonics.calibration.selfcal import calibrate_mesh, currents_for_theta, iv_group
 from photonics.chips.chip import Chip
 from photonics.errors import FitError
 from photonics.fabrication.mesh_yield import run_mesh_chip
@@ -43,9 +43,6 @@ from photonics.fabrication.study import (
     unmeasured,
 )
 from photonics.levels import DARK_MW
-
-#: Share of the power budget the calibration's I-V sweep may draw at once.
-IV_MARGIN = 0.9
 
 
 def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
@@ -79,7 +76,7 @@ def run_chip(study: YieldStudy, index: int) -> dict[str, Any]:
 
     limit = chip.spec.max_current_mA
     alone = chip.heaters.power_mW(np.diag(np.full(chip.n_heaters, limit)))  # each heater, mW
-    group = max(1, int(IV_MARGIN * chip.heaters.power_budget_mW // alone.max()))
+    group = iv_group(alone, chip.heaters.power_budget_mW)
     try:
         found = calibrate_mesh(
             chip.mesh, measure, chip.heater_voltage, chip.n_heaters, limit, iv_group=group
