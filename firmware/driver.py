@@ -14,15 +14,14 @@ inputs it lights, for calibration and ring locks) and the light from outside, th
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
-from functools import cached_property
 from typing import Protocol
 
 import numpy as np
 
 from photonics.chips.emulated_chip import EmulatedChip
-from photonics.devices.transients import ThermalDynamics, settle_time_s
+from photonics.devices.thermal import power_for_current
+from photonics.devices.transients import Settling, ThermalDynamics
 from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
 
 #: Time to write one heater channel, s: Smartlight gen-1 reconfigures in 15-90 ms, dominated by
@@ -169,6 +168,7 @@ class EmulatedDriver:
         self._current = np.zeros(chip.n_heaters)
         self.elapsed_s = 0.0  # modeled hardware time spent so far
         self._settle_alone: dict[tuple[int, float, ThermalDynamics], float] = {}
+        self._prepared: Settling | None = None
         self.fail_after: int | None = None
         self.delta_T_K = 0.0
         self.launch_mW = launch_mW
@@ -213,45 +213,49 @@ class EmulatedDriver:
             done, self.fail_after = self.fail_after, None
             self._current[ch[:done]] = value[:done]
             raise DriverError(f"link lost after {done} of {ch.size} channels")
-        seconds = self._time(self._current, new, ch.size)
+        seconds = 0.0
+        if np.any(new != self._current):
+            seconds = ch.size * self.channel_write_s + self.settle_s(self._current, new)
         self._current = new
         self.elapsed_s += seconds
         return seconds
-
-    def _time(self, old: np.ndarray, new: np.ndarray, written: int) -> float:
-        if not np.any(new != old):
-            return 0.0
-        return written * self.channel_write_s + self.settle_s(old, new)
 
     def settle_s(self, old: np.ndarray, new: np.ndarray) -> float:
         """Thermal settling after the heaters step from currents ``old`` to ``new`` (mA), s:
         until every heater's phase, own heat and crosstalk, is within ``settle_tolerance`` of
         the largest phase step (:func:`photonics.devices.transients.settle_time_s`)."""
+        return self._settle(self._steps(np.stack([old, new]))[0])
+
+    def _steps(self, path: np.ndarray) -> np.ndarray:
+        """The phase steps (rad) of the heaters' own power between consecutive rows of currents
+        ``path`` (R, H) mA: (R - 1, H), exactly 0 where a current stays."""
         h = self.chip.heaters
-        step = np.pi * (h.power_mW(new) - h.power_mW(old)) / h.p_pi_mW
-        if not np.any(step):
-            return 0.0
-        changed = np.flatnonzero(step)
-        if changed.size == 1:  # most writes of a sweep: one heater, whose time is memoised
-            key = (int(changed[0]), self.settle_tolerance, self.dynamics)
-            if key not in self._settle_alone:
-                self._settle_alone[key] = self._settle(step)
-            return self._settle_alone[key]
-        return self._settle(step)
+        power = power_for_current(path, h.r0_ohm, h.r_rise_ohm_per_mA2)
+        return np.pi * np.diff(power, axis=0) / h.p_pi_mW
 
     def _settle(self, step: np.ndarray) -> float:
-        """:func:`~photonics.devices.transients.settle_time_s` of a step of phases ``step`` (rad),
-        to ``settle_tolerance`` of the largest. One heater's time does not depend on the size of its
-        step (the tolerance and its crosstalk scale with it)."""
-        tolerance = self.settle_tolerance * float(np.abs(step).max())
-        h = self.chip.heaters
-        return settle_time_s(step, h.tau_s, self._crosstalk_dense, self.dynamics, tolerance)
+        """The settling time of a step of phases ``step`` (rad), to ``settle_tolerance`` of the
+        largest. One heater's time does not depend on the size of its step (the tolerance and
+        its crosstalk scale with it): most writes of a sweep move one heater, whose time is
+        memoised."""
+        changed = np.flatnonzero(step)
+        if not changed.size:
+            return 0.0
+        key = (int(changed[0]), self.settle_tolerance, self.dynamics)
+        if changed.size == 1 and key in self._settle_alone:
+            return self._settle_alone[key]
+        seconds = self._settling.time_s(step, self.settle_tolerance * float(np.abs(step).max()))
+        if changed.size == 1:
+            self._settle_alone[key] = seconds
+        return seconds
 
-    @cached_property
-    def _crosstalk_dense(self) -> np.ndarray | None:
-        """The chip's crosstalk matrix, dense as settling reads it (once, not every write)."""
-        K = self.chip.crosstalk
-        return None if K is None else K.toarray()
+    @property
+    def _settling(self) -> Settling:
+        """The chip's settling under the driver's ``dynamics``, prepared once per dynamics."""
+        if self._prepared is None or self._prepared.dynamics != self.dynamics:
+            h = self.chip.heaters
+            self._prepared = Settling(h.tau_s, self.chip.crosstalk, self.dynamics)
+        return self._prepared
 
     def currents(self) -> np.ndarray:
         return self._current.copy()
@@ -301,8 +305,10 @@ class EmulatedDriver:
         # the chip checks the rows against its limits before it computes (or time passes)
         seen = self.chip.detect(self._dac(rows), field, self.rng, self.delta_T_K)
         path = np.vstack([self._current, rows, self._current])
-        for old, new in itertools.pairwise(path):
-            self.elapsed_s += self._time(old, new, int(np.count_nonzero(new != old)))
+        written = np.count_nonzero(path[1:] != path[:-1], axis=1)
+        steps = self._steps(path)
+        for i in np.flatnonzero(written):  # each row written as one write, then settled
+            self.elapsed_s += written[i] * self.channel_write_s + self._settle(steps[i])
         self.elapsed_s += len(rows) * self.read_s
         return seen if outputs is None else seen[:, list(outputs)]
 

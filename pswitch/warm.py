@@ -23,8 +23,10 @@ from numba.core import event
 from numba.core.registry import CPUDispatcher
 
 import photonics
+from photonics.chips.build import build_chip
 from photonics.chips.topologies import topology
 from photonics.devices.mzi import MZIImperfections
+from photonics.devices.transients import Settling, ThermalDynamics
 from photonics.matching import Matching
 
 
@@ -52,6 +54,11 @@ def warm() -> None:
         mesh = topology(name).geometry(4).mesh
         settings = mesh.decompose(unitary)
         mesh.transfer(settings, MZIImperfections.typical())
+    chip = build_chip("clements", 4)  # a write that moves two heaters: the settling search
+    step = np.zeros(chip.n_heaters)
+    step[:2] = 1.0
+    Settling(chip.heaters.tau_s, chip.crosstalk, ThermalDynamics()).time_s(step, 1e-3)
+    Settling(chip.heaters.tau_s, None, ThermalDynamics()).time_s(step, 1e-3)
 
 
 class CompileTime:

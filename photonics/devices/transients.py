@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from photonics._checks import finite
+from photonics.devices import _settle_kernel
 from photonics.errors import SettingsError, ShapeError
 
 #: Diffusion pole of thermal crosstalk, s: d^2 / (4 D) over 60 um of silicon (D = 88 um^2/us).
@@ -148,37 +149,53 @@ def settle_time_s(
     step and of every aggressor's crosstalk (``|K| |step|``), added in magnitude, bound the
     error. 0 when no step exceeds the tolerance. Chip-wide self-heating is a slow drift, not
     part of settling (the ring lock tracks it). Found on a geometric grid of times refined
-    twice, to 1e-4 of it (pass ``crosstalk`` dense to save a conversion per call)."""
-    step = np.abs(finite("step_rad", step_rad))
-    tau = np.broadcast_to(finite("tau_s", tau_s), step.shape)
-    if not tolerance_rad > 0:
-        raise SettingsError(f"tolerance_rad must be > 0, got {tolerance_rad!r}")
-    changed = np.flatnonzero(step)
-    s, tau_c = step[changed], tau[changed]
-    if crosstalk is not None and changed.size:
-        # dense: a chip's few hundred heaters gather faster so than by sparse indexing
-        dense = crosstalk.toarray() if sp.issparse(crosstalk) else np.asarray(crosstalk)
-        columns = np.abs(dense[:, changed])
-        # every heater that moves: the stepped ones (own and crosstalk) and their victims
-        heaters = np.union1d(changed, np.flatnonzero(columns.any(axis=1)))
-        K = columns[heaters]  # (heaters, changed)
-    else:
-        heaters, K = changed, None
-    own_at = np.searchsorted(heaters, changed)
+    twice, to 1e-4 of it. For many steps of one chip, prepare its :class:`Settling` once."""
+    return Settling(tau_s, crosstalk, dynamics).time_s(step_rad, tolerance_rad)
 
-    def error(t: np.ndarray) -> np.ndarray:
-        """The bound at times ``t`` (G,), rad."""
-        out = np.zeros((t.size, heaters.size))
-        out[:, own_at] = s * (1 - rise(t[:, None], tau_c, dynamics.tau2_s))
-        if K is not None:
-            out += (s * (1 - rise(t[:, None], tau_c, dynamics.crosstalk_tau_s))) @ K.T
-        return out.max(axis=1, initial=0.0)
 
-    if error(np.zeros(1))[0] <= tolerance_rad:
-        return 0.0
-    slowest = SETTLED_AFTER_TAU * dynamics.slowest_s(tau_c)
-    grid = np.geomspace(1e-3 * float(tau_c.min()), slowest, 96)
-    for _ in range(3):  # the first time within tolerance, then twice within its interval
-        k = int(np.argmax(error(grid) <= tolerance_rad))  # the bound only falls
-        grid = np.linspace(grid[k - 1] if k else 0.0, grid[k], 64)
-    return float(grid[-1])
+class Settling:
+    """The settling of one chip's heaters (:func:`settle_time_s`), prepared once: their own
+    time constants ``tau_s`` (H,), their thermal crosstalk ``K[victim, aggressor]`` (H, H;
+    None: none) and the ``dynamics``, for the many steps an emulated driver times."""
+
+    def __init__(
+        self,
+        tau_s: ArrayLike,
+        crosstalk: sp.spmatrix | np.ndarray | None,
+        dynamics: ThermalDynamics,
+    ) -> None:
+        self.tau_s = np.array(finite("tau_s", tau_s), dtype=float).reshape(-1)  # own, writable
+        self.dynamics = dynamics
+        if crosstalk is None:
+            n = self.tau_s.size
+            self._columns = (np.zeros(n + 1, np.int32), np.zeros(0, np.int32), np.zeros(0))
+        else:  # the kernel reads each stepped heater's column
+            K = sp.csc_matrix(crosstalk)
+            self._columns = (
+                K.indptr.astype(np.int32),
+                K.indices.astype(np.int32),
+                K.data.astype(float),
+            )
+
+    def time_s(self, step_rad: ArrayLike, tolerance_rad: float) -> float:
+        """The settling time (s) of a step of the heaters' own phases by ``step_rad`` (rad, one
+        per heater, or one for all) to within ``tolerance_rad``."""
+        step = np.abs(finite("step_rad", step_rad)).reshape(-1)
+        tau = np.broadcast_to(self.tau_s, step.shape) if self.tau_s.size == 1 else self.tau_s
+        if step.shape != tau.shape:
+            raise ShapeError(f"step_rad must hold {tau.size} steps, got shape {step.shape}")
+        if not tolerance_rad > 0:
+            raise SettingsError(f"tolerance_rad must be > 0, got {tolerance_rad!r}")
+        if self._columns[0].size != step.size + 1:
+            raise ShapeError(f"crosstalk must be ({step.size}, {step.size}) for {step.size} steps")
+        return float(
+            _settle_kernel.settle_search(
+                np.ascontiguousarray(step),
+                np.ascontiguousarray(tau),
+                *self._columns,
+                float(self.dynamics.tau2_s),
+                float(self.dynamics.crosstalk_tau_s),
+                SETTLED_AFTER_TAU,
+                float(tolerance_rad),
+            )
+        )

@@ -8,8 +8,9 @@ import sys
 
 # A fresh interpreter, so that the kernels start with no signature loaded: warm up, then run
 # commands that reach every kernel (feed-forward and recirculating switches, the pinned
-# rerouters of a failover, the router's isolation rounds, a directed switch, decomposition) and
-# report any signature they added, and what numba compiled for them.
+# rerouters of a failover, the router's isolation rounds, a directed switch, decomposition, the
+# settling of the demo's calibration) and report any signature they added, and what numba
+# compiled for them.
 SCRIPT = """
 import contextlib, io, json
 import numpy as np
@@ -53,6 +54,7 @@ def test_after_the_warm_up_no_command_compiles_and_every_kernel_is_cached() -> N
         "photonics.feedforward._kernels",
         "photonics.recirculating._route_kernel",
         "photonics.chips._pinned_kernel",
+        "photonics.devices._settle_kernel",
     }
     assert len(report["cached"]) >= 20
     assert [name for name, entries in report["cached"].items() if entries == 0] == []

@@ -112,3 +112,49 @@ def test_settling_without_crosstalk_is_the_first_order_figure() -> None:
 def test_bad_settings_are_refused(make, match) -> None:
     with pytest.raises(SettingsError, match=match):
         make()
+
+
+def _settle_reference(step, tau, K, d, tolerance):
+    """The settling search written plainly in numpy: the bound on a grid of times, refined."""
+    from photonics.devices.transients import SETTLED_AFTER_TAU
+
+    s, tau = np.abs(step), np.broadcast_to(tau, np.shape(step))
+    K = np.zeros((s.size, s.size)) if K is None else np.abs(K.toarray())
+
+    def error(t):
+        own = s * (1 - rise(t[:, None], tau, d.tau2_s))
+        return (own + (s * (1 - rise(t[:, None], tau, d.crosstalk_tau_s))) @ K.T).max(axis=1)
+
+    changed = s > 0
+    if not changed.any() or error(np.zeros(1))[0] <= tolerance:
+        return 0.0
+    slowest = SETTLED_AFTER_TAU * max(tau[changed].max(), d.tau2_s, d.crosstalk_tau_s)
+    grid = np.geomspace(1e-3 * tau[changed].min(), slowest, 96)
+    for _ in range(3):
+        k = int(np.argmax(error(grid) <= tolerance))
+        grid = np.linspace(grid[k - 1] if k else 0.0, grid[k], 64)
+    return grid[-1]
+
+
+@given(
+    st.lists(st.floats(-30, 30), min_size=5, max_size=5),
+    st.floats(15, 80),
+    st.floats(1e-4, 1e-1),
+    st.floats(0, 8e-6),
+    st.booleans(),
+    st.booleans(),
+)
+def test_the_compiled_settling_search_finds_what_the_plain_one_does(
+    powers, pitch, tolerance, tau2, crosstalk, same_tau
+) -> None:
+    h, K = _chip(pitch)
+    tau = np.full(5, 5.6e-6) if same_tau else h.tau_s
+    step = np.pi * np.array(powers) / h.p_pi_mW
+    d = ThermalDynamics(tau2_s=tau2)
+    K = K if crosstalk else None
+    found, plain = (
+        settle_time_s(step, tau, K, d, tolerance),
+        _settle_reference(step, tau, K, d, tolerance),
+    )
+    # the same grid; rounding may pick the neighbour of its finest step (under 1e-4 of it)
+    assert found == pytest.approx(plain, rel=2e-4, abs=1e-15)
