@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import least_squares
+from scipy.optimize import least_squares, leastsq
 
 from photonics._checks import array
 from photonics.chips.calibration import RingTuning
@@ -225,20 +225,43 @@ def _refine(
     x0: np.ndarray, u: np.ndarray, y: np.ndarray, tol: float, harmonics: int = 1
 ) -> tuple[np.ndarray, float]:
     """Least-squares refinement of (o, C1, S1, ..., w) from ``x0``: (solution, residual sum of
-    squares); the model is ``o + sum_m C_m cos(m w u) + S_m sin(m w u)``."""
+    squares); the model is ``o + sum_m C_m cos(m w u) + S_m sin(m w u)``.
+
+    MINPACK's Levenberg-Marquardt (``lmder``) with the settings of
+    ``scipy.optimize.least_squares(method="lm")`` (its scaling from the Jacobian, 100 n
+    evaluations at most), called directly: that wrapper cost more than the fit. The model's
+    columns are computed once per frequency, for the residual and the Jacobian alike."""
     m = np.arange(1, harmonics + 1)[:, None]
+    last: list = [None, None]  # the frequency and (design columns, cos, sin) at it
+
+    def design(w: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if last[0] != w:
+            c, s = np.cos(m * w * u), np.sin(m * w * u)
+            columns = np.empty((u.size, 2 * harmonics + 1))
+            columns[:, 0], columns[:, 1::2], columns[:, 2::2] = 1.0, c.T, s.T
+            last[:] = w, (columns, c, s)
+        return last[1]
 
     def resid(x: np.ndarray) -> np.ndarray:
-        return np.column_stack(_columns(x[-1], u, harmonics)) @ x[:-1] - y
+        return design(x[-1])[0] @ x[:-1] - y
 
     def jac(x: np.ndarray) -> np.ndarray:
-        c, s = np.cos(m * x[-1] * u), np.sin(m * x[-1] * u)
+        columns, c, s = design(x[-1])
         dw = (m * u * (x[2:-1:2, None] * c - x[1:-1:2, None] * s)).sum(axis=0)
-        return np.column_stack([*_columns(x[-1], u, harmonics), dw])
+        return np.column_stack([columns, dw])
 
     # (o, C, S, w) rather than (o, A, bias, w): smooth everywhere, even at zero amplitude
-    sol = least_squares(resid, x0, jac=jac, method="lm", xtol=tol, ftol=tol, gtol=tol)
-    return sol.x, float(np.dot(sol.fun, sol.fun))
+    x, _, info, *_ = leastsq(
+        resid,
+        np.array(x0, dtype=float),
+        Dfun=jac,
+        full_output=True,
+        ftol=tol,
+        xtol=tol,
+        gtol=tol,
+        maxfev=100 * len(x0),
+    )
+    return x, float(np.dot(info["fvec"], info["fvec"]))
 
 
 def fit_fringe(
@@ -253,7 +276,7 @@ def fit_fringe(
     The start is found by a dense scan over ``w = pi / P_pi`` (uniform in ``w``, the fringe's
     angular frequency, at 1/16 of its resolution ``2 pi / span``): for fixed ``w`` the model is
     linear in (offset, a cos term, a sin term), so each trial is an exact linear fit. The best
-    few scan minima are then refined jointly with :func:`scipy.optimize.least_squares`.
+    few scan minima are then refined jointly by Levenberg-Marquardt (MINPACK).
 
     ``p_pi_range_mW = (lo, hi)`` bounds the scan; the default is (median sample spacing,
     2 x sweep span): below the spacing a uniformly sampled fringe aliases, above twice the

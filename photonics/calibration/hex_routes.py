@@ -9,7 +9,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from photonics.recirculating.waveguide_mesh import BAR, CROSS, WaveguideMesh, state_between, through
+from photonics.recirculating.waveguide_mesh import (
+    BAR,
+    CROSS,
+    WaveguideMesh,
+    reach,
+    state_between,
+    through,
+)
 
 
 @dataclass(frozen=True)
@@ -24,27 +31,6 @@ class CellMeasurement:
     dark_state: int
     route: tuple[tuple[int, int], ...]
     detector: int
-
-
-def _reach(partner: np.ndarray, starts: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Breadth-first search over port-ends from the port-ends ``starts`` (where light enters a
-    cell), through cells ``allowed`` in bar or cross: for every port-end light can arrive at,
-    the port-end through which it entered the previous cell (-1 for a start); -2 elsewhere."""
-    pred = np.full(partner.size, -2, dtype=np.int64)
-    pred[starts] = -1
-    frontier = list(starts)
-    while frontier:
-        nxt = []
-        for e in frontier:
-            if not allowed[e // 4]:
-                continue
-            for state in (BAR, CROSS):
-                y = int(partner[through(int(e), state)])
-                if y >= 0 and pred[y] == -2:
-                    pred[y] = e
-                    nxt.append(y)
-        frontier = nxt
-    return pred
 
 
 def _hops(partner: np.ndarray, pred: np.ndarray, arrival: int) -> tuple[int, list[tuple[int, int]]]:
@@ -78,8 +64,9 @@ class RoutePlanner:
         self.end_ports = mesh.edge_ports[np.asarray(endpoints, dtype=np.int64)]
         self.edge_ports = mesh.edge_ports
         self.endpoint_of = {int(e): i for i, e in enumerate(self.end_ports)}
-        self.from_ends = _reach(self.partner, self.end_ports, allowed)
-        self.from_edges = _reach(self.partner, self.edge_ports, allowed)
+        self.from_ends = reach(self.partner, self.end_ports, allowed)
+        self.from_edges = reach(self.partner, self.edge_ports, allowed)
+        self._found: dict[tuple, dict[str, tuple[int, list[tuple[int, int]]]]] = {}
 
     def _route(
         self, tree: np.ndarray, starts: np.ndarray, arrival: int, avoid: set[int]
@@ -93,7 +80,7 @@ class RoutePlanner:
             return start, hops
         allowed = self.allowed.copy()
         allowed[list(avoid)] = False
-        tree = _reach(self.partner, starts, allowed)
+        tree = reach(self.partner, starts, allowed)
         if tree[arrival] == -2:
             return None
         start, hops = _hops(self.partner, tree, arrival)
@@ -105,20 +92,24 @@ class RoutePlanner:
         """The routes ``"in"`` (an endpoint to ``entry``), ``"dark"`` (the dark exit to any
         edge port) and ``"on"`` (the other exit to another endpoint), searched in the order
         ``turn``, each avoiding the cells of those found before; the ones found."""
+        key = (cell, entry, dark, turn)
+        if key in self._found:  # the planner's cells do not change: nor do its routes
+            return self._found[key]
         found: dict[str, tuple[int, list[tuple[int, int]]]] = {}
         for name in turn:
             used = {cell} | {c for _, hops in found.values() for c, _ in hops}
             if name == "dark":
                 route = self._route(self.from_edges, self.edge_ports, through(entry, dark), used)
             else:
-                lit = [found[k][0] for k in ("in", "on") if k in found]
-                starts = self.end_ports[~np.isin(self.end_ports, lit)]
+                lit = {found[k][0] for k in ("in", "on") if k in found}
+                starts = self.end_ports[[int(e) not in lit for e in self.end_ports]]
                 arrival = entry if name == "in" else through(entry, 1 - dark)
                 route = self._route(self.from_ends, starts, arrival, used)
             if route is not None:
                 found[name] = route
             elif name != "on":
                 break
+        self._found[key] = found
         return found
 
     def ways(

@@ -373,3 +373,29 @@ def improve_isolation(
         if iso.min() > best_iso.min():
             best_hops, best_lengths, best_iso = cur_hops, cur_lengths, iso
     return best_hops, best_lengths, best_iso, rounds, passes
+
+
+@njit(cache=True)
+def reach(partner, starts, allowed):
+    """Breadth-first search over port-ends from the entry port-ends ``starts``, through the
+    cells ``allowed`` in bar or cross (bar first): for every port-end light can arrive at, the
+    port-end through which it entered the previous cell (-1 for a start); -2 elsewhere."""
+    pred = np.full(partner.size, -2, dtype=np.int64)
+    frontier = np.empty(partner.size + starts.size, dtype=np.int64)
+    for i in range(starts.size):
+        pred[starts[i]] = -1
+        frontier[i] = starts[i]
+    head, tail = 0, starts.size
+    while head < tail:  # one queue: the frontier of each depth follows the last, in order
+        e = frontier[head]
+        head += 1
+        if not allowed[e // 4]:
+            continue
+        cell, k = e // 4, e % 4
+        for ex in (4 * cell + (k + 2) % 4, 4 * cell + 3 - k):
+            y = partner[ex]
+            if y >= 0 and pred[y] == -2:
+                pred[y] = e
+                frontier[tail] = y
+                tail += 1
+    return pred

@@ -31,6 +31,7 @@ from scipy.sparse.csgraph import breadth_first_order
 
 from photonics._checks import finite
 from photonics.errors import PortError, SettingsError, ShapeError
+from photonics.recirculating import _route_kernel
 
 BAR, CROSS = 0, 1
 
@@ -278,6 +279,19 @@ def through(port_end: int, state: int) -> int:
     """The port-end of the same cell that light entering at ``port_end`` leaves from."""
     cell, k = divmod(port_end, 4)
     return 4 * cell + ((k + 2) % 4 if state == BAR else 3 - k)
+
+
+def reach(partner: np.ndarray, starts: ArrayLike, allowed: np.ndarray) -> np.ndarray:
+    """Breadth-first search over the port-ends of a mesh (``partner``:
+    :meth:`WaveguideMesh.partner`) from the entry port-ends ``starts``, through the cells
+    ``allowed`` (bool, one per cell) in bar or cross: for every port-end light can arrive at,
+    the port-end through which it entered the previous cell (-1 for a start); -2 elsewhere.
+    Compiled: a calibration runs it tens of thousands of times."""
+    return _route_kernel.reach(
+        np.ascontiguousarray(partner, dtype=np.int64),
+        np.ascontiguousarray(starts, dtype=np.int64).reshape(-1),
+        np.ascontiguousarray(allowed, dtype=np.bool_),
+    )
 
 
 def state_between(a: int, b: int) -> int:

@@ -31,6 +31,7 @@ from photonics.recirculating.waveguide_mesh import (
     SIDES,
     WaveguideMesh,
     lattice_counts,
+    reach,
     theta_of_states,
     through,
     trace,
@@ -216,6 +217,36 @@ def test_trace_exits_are_reachable_and_reciprocal(mesh: WaveguideMesh, seed: int
         assert through(a, int(states[a // 4])) == b
 
 
+def _reach_plainly(partner, starts, allowed):
+    """The breadth-first search written out in Python, depth by depth, bar before cross."""
+    pred = np.full(partner.size, -2)
+    pred[starts] = -1
+    frontier = list(starts)
+    while frontier:
+        nxt = []
+        for e in frontier:
+            if allowed[e // 4]:
+                for state in (BAR, CROSS):
+                    y = int(partner[through(int(e), state)])
+                    if y >= 0 and pred[y] == -2:
+                        pred[y] = e
+                        nxt.append(y)
+        frontier = nxt
+    return pred
+
+
+@given(meshes, seeds)
+def test_the_compiled_search_over_port_ends_finds_the_plain_searchs_tree(mesh, seed) -> None:
+    rng = np.random.default_rng(seed)
+    partner = mesh.partner()
+    ends = np.flatnonzero(partner < 0)  # where light enters from the edge
+    starts = rng.choice(ends, size=int(rng.integers(1, ends.size + 1)), replace=False)
+    allowed = rng.random(mesh.n_cells) < 0.8
+    tree = reach(partner, starts, allowed)
+    assert np.array_equal(tree, _reach_plainly(partner, starts, allowed))
+    assert set(np.flatnonzero(tree == -1)) == set(starts)
+
+
 # --- scattering ----------------------------------------------------------------------------
 
 
@@ -372,6 +403,30 @@ def test_a_batch_of_states_is_solved_as_each_state_alone(mesh, seed, batch, spli
     for b in range(batch):
         alone = dense_scattering(mesh, T[b], link)
         assert np.abs(together[b] - alone[np.ix_(outs, ins)]).max() < 1e-12
+
+
+@settings(max_examples=20)
+@given(seeds, st.integers(1, 6), st.integers(1, 3))
+def test_states_near_a_factorised_one_are_solved_as_its_low_rank_updates(
+    seed, batch, calls
+) -> None:
+    mesh = hexagonal_mesh(3, 3, unit_length_um=300.0)
+    rng = np.random.default_rng(seed)
+    imp = MZIImperfections.sample(mesh.n_cells, rng, 0.05, 0.5)
+    link = link_transmission(mesh.unit_length_um, 1550.0, 2.0)
+    solver = mesh_scattering.MeshSolver(mesh)
+    base = rng.uniform(0, np.pi, mesh.n_cells)
+    for _ in range(calls):  # later calls reuse the factorised state when they are near it
+        theta = np.repeat(base[None], batch, axis=0)
+        for c in rng.choice(mesh.n_cells, size=rng.integers(1, 5), replace=False):
+            theta[rng.integers(0, batch) :, c] = rng.uniform(0, np.pi)  # a sweep of some cells
+        T = imperfect_transfer(theta, 0.0, imp) * np.exp(1j * theta)[..., None, None]
+        outs = rng.permutation(mesh.n_ports)[: rng.integers(1, mesh.n_ports + 1)]
+        ins = rng.permutation(mesh.n_ports)[: rng.integers(1, 4)]
+        found = solver.solve(T, link, outs, ins)
+        for b in range(batch):
+            alone = dense_scattering(mesh, T[b], link)[np.ix_(outs, ins)]
+            assert np.abs(found[b] - alone).max() < 1e-12
 
 
 def _minimum(f, grid: np.ndarray, i: int) -> float:
