@@ -28,6 +28,7 @@ from photonics.chips.topologies import topology
 from photonics.devices.mzi import MZIImperfections
 from photonics.devices.transients import Settling, ThermalDynamics
 from photonics.matching import Matching
+from photonics.recirculating.waveguide_mesh import reach
 
 
 def kernels() -> dict[str, CPUDispatcher]:
@@ -54,6 +55,8 @@ def warm() -> None:
         mesh = topology(name).geometry(4).mesh
         settings = mesh.decompose(unitary)
         mesh.transfer(settings, MZIImperfections.typical())
+    mesh = topology("hexagonal").geometry(4).mesh  # the calibration's route searches
+    reach(mesh.partner(), mesh.edge_ports, np.ones(mesh.n_cells, dtype=bool))
     chip = build_chip("clements", 4)  # a write that moves two heaters: the settling search
     step = np.zeros(chip.n_heaters)
     step[:2] = 1.0

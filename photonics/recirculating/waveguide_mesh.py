@@ -287,10 +287,11 @@ def reach(partner: np.ndarray, starts: ArrayLike, allowed: np.ndarray) -> np.nda
     ``allowed`` (bool, one per cell) in bar or cross: for every port-end light can arrive at,
     the port-end through which it entered the previous cell (-1 for a start); -2 elsewhere.
     Compiled: a calibration runs it tens of thousands of times."""
+    # contiguous and writable, so one compiled signature serves every caller
     return _route_kernel.reach(
-        np.ascontiguousarray(partner, dtype=np.int64),
-        np.ascontiguousarray(starts, dtype=np.int64).reshape(-1),
-        np.ascontiguousarray(allowed, dtype=np.bool_),
+        np.require(partner, np.int64, ["C", "W"]),
+        np.require(np.reshape(starts, -1), np.int64, ["C", "W"]),
+        np.require(allowed, np.bool_, ["C", "W"]),
     )
 
 
