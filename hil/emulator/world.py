@@ -35,6 +35,7 @@ Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driv
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -232,6 +233,7 @@ class BenchWorld:
         self.driver = BenchDriver(self, self.chip, np.random.default_rng(seed), dynamics)
         zero = self.driver.currents()
         self._history = [_Write(np.full(zero.size, -np.inf), zero.copy(), zero, -np.inf)]
+        self._ends = [-np.inf]  # when each write's last channel took its value, s
         self.controller = self._controller()
 
     def _controller(self) -> Controller:
@@ -267,7 +269,8 @@ class BenchWorld:
             applied[order] = start + self.driver.channel_write_s * (1 + np.arange(order.size))
         power = self.chip.heaters.power_mW(now)
         self._history.append(_Write(applied, power, now, start + seconds))
-        del self._history[:-HISTORY_LENGTH]
+        self._ends.append(float(applied.max()))
+        del self._history[:-HISTORY_LENGTH], self._ends[:-HISTORY_LENGTH]
 
     @property
     def settled_at(self) -> float:
@@ -302,13 +305,9 @@ class BenchWorld:
         tau = self.chip.heaters.tau_s
         horizon = SETTLED_AFTER_TAU * max(dynamics.slowest_s(tau), dynamics.chip_tau_s)
         with self.lock:
-            history = self._history
-            first = 0
-            for k in range(len(history) - 1, 0, -1):  # writes settled before the first time
-                if history[k].applied_s.max() + horizon <= t.min():
-                    first = k
-                    break
-            relevant = history[first:]
+            # from the newest write settled before the first time (writes end in order)
+            first = max(0, bisect.bisect_right(self._ends, float(t.min()) - horizon) - 1)
+            relevant = self._history[first:]
             applied = np.array([w.applied_s for w in relevant])
             power = np.array([w.power_mW for w in relevant])
         return heat_at(t, applied, power, tau, dynamics)
@@ -318,10 +317,15 @@ class BenchWorld:
         driver's ``delta_T_K``, the ambient drift (when the world has one) and the chip's
         self-heating by its heaters."""
         t = self._now(times_s)
-        out = self.driver.delta_T_K + self.heat(t).chip_K
+        out = self._temperature_K(t, self.heat(t).chip_K)
+        return out if t.ndim else out[0]
+
+    def _temperature_K(self, t: np.ndarray, chip_K: np.ndarray) -> np.ndarray:
+        """:meth:`temperature_K` at times ``t`` given the self-heating ``chip_K`` then."""
+        out = self.driver.delta_T_K + chip_K
         if self.drift is not None:
             out = out + self.drift.temperature_K(np.maximum(np.atleast_1d(t), 0.0))
-        return out if t.ndim else out[0]
+        return out
 
     # ---- light -------------------------------------------------------------------------------
     def add_laser(self, name: str) -> None:
@@ -409,7 +413,7 @@ class BenchWorld:
                 seen = self.chip.power_of_heat(
                     heat.own,
                     heat.crosstalk,
-                    self.temperature_K(at),
+                    self._temperature_K(at, heat.chip_K),
                     field,
                     source.wavelength_nm,
                 )

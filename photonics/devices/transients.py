@@ -122,18 +122,20 @@ def heat_at(
         raise ShapeError(f"applied_s and power_mW must be (W, H) alike, got {shapes}")
     finite("applied_s", applied[1:])  # write 0's times are ignored (it settled long before)
     tau = np.broadcast_to(finite("tau_s", tau_s), power.shape[1:])
-    own = np.repeat(power[:1], t.size, axis=0)
-    crosstalk = own.copy()
-    chip = np.full(t.size, power[0].sum())
-    for k in range(1, len(power)):
-        step = power[k] - power[k - 1]
-        changed = np.flatnonzero(step)
-        if not changed.size:
-            continue
-        dt = t[:, None] - applied[k, changed]
-        own[:, changed] += step[changed] * rise(dt, tau[changed], dynamics.tau2_s)
-        crosstalk[:, changed] += step[changed] * rise(dt, tau[changed], dynamics.crosstalk_tau_s)
-        chip += (step[changed] * rise(dt, dynamics.chip_tau_s)).sum(axis=1)
+    # every (write, channel) step at once: its size, when it was applied, which channel
+    steps = np.diff(power, axis=0)
+    k, h = np.nonzero(steps)
+    size, dt = steps[k, h], t[:, None] - applied[k + 1, h]  # (E,), (T, E)
+    into = (np.arange(t.size)[:, None] * tau.size + h).ravel()  # (time, channel) of each term
+
+    def summed(response: np.ndarray) -> np.ndarray:
+        """Each channel's steps times their responses (T, E), added up: (T, H)."""
+        added = np.bincount(into, (response * size).ravel(), minlength=t.size * tau.size)
+        return power[0] + added.reshape(t.size, tau.size)
+
+    own = summed(rise(dt, tau[h], dynamics.tau2_s))
+    crosstalk = summed(rise(dt, tau[h], dynamics.crosstalk_tau_s))
+    chip = power[0].sum() + rise(dt, dynamics.chip_tau_s) @ size
     return Heat(own, crosstalk, 1e-3 * dynamics.chip_K_per_W * chip)
 
 
