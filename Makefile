@@ -30,12 +30,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
+# The suite on every core (pytest-xdist), one BLAS thread per worker: the emulator's matrices
+# are small, and threads of two workers would only contend for the same cores.
+PYTEST := OPENBLAS_NUM_THREADS=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q -n auto --durations=10
+
 test: lint $(WARM)
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q
+	$(PYTEST)
 
 # Everything, the tests marked slow included (longer fuzzing, whole-bench runs).
 test-all: lint $(WARM)
-	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q -m ""
+	$(PYTEST) -m ""
 
 # The command reference is generated from the grammar; a test checks it is current.
 docs: $(STAMP)
