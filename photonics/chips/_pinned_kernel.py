@@ -23,7 +23,10 @@ _INF = 1 << 40
 RIP_COST = 1000
 #: Cost of one cell crossed on a recirculating mesh, against 1 per switched cell: among paths
 #: that switch equally many cells the shortest (least loss) wins.
-_LENGTH_COST = 1e-3
+LENGTH_COST = 1e-3
+#: The same when the path that switches fewest cells is too lossy: the shortest path wins,
+#: fewest switched cells among the shortest.
+SHORTEST_COST = 1e3
 
 
 @njit(cache=True)
@@ -148,13 +151,15 @@ def mesh_search(
     goal: int,
     history: Mapping[int, float],
     soft: tuple[Collection[int], Collection[int]] = ((), ()),
+    length_cost: float = LENGTH_COST,
 ) -> list[tuple[int, int]] | None:
-    """Cheapest path from entry port-end ``start`` to exit port-end ``goal`` that switches
-    fewest cells; returns the (entry, state) of each cell crossed. ``used`` port-ends and
-    another state of a ``fixed`` cell are out of bounds, except the cells and port-ends in
-    ``soft``, which cost ``RIP_COST`` each; ``history`` adds a cost per cell crossed."""
+    """Cheapest path from entry port-end ``start`` to exit port-end ``goal``, at 1 per cell
+    switched and ``length_cost`` per cell crossed; returns the (entry, state) of each cell
+    crossed. ``used`` port-ends and another state of a ``fixed`` cell are out of bounds, except
+    the cells and port-ends in ``soft``, which cost ``RIP_COST`` each; ``history`` adds a cost
+    per cell crossed."""
     n = fixed.size
-    step = np.full((n, 2), _LENGTH_COST)
+    step = np.full((n, 2), length_cost)
     if history:
         step[list(history)] += np.fromiter(history.values(), float)[:, None]
     free = fixed < 0
@@ -182,6 +187,7 @@ def mesh_path(
     start: int,
     goal: int,
     history: Mapping[int, float],
+    length_cost: float = LENGTH_COST,
 ) -> list[tuple[int, int]] | None:
     """The cheapest path of :func:`mesh_search` with nothing pinned pushed aside, as light can
     take it. Dijkstra does not see its own path, so a path may cross one cell twice in two
@@ -191,7 +197,7 @@ def mesh_path(
     used = dict(used)
     for _ in range(8):
         args = (router, cur, fixed, used, start, goal, history)
-        hops = mesh_search(*args)
+        hops = mesh_search(*args, length_cost=length_cost)
         if hops is None:
             return None
         states: dict[int, int] = {}

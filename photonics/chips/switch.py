@@ -494,9 +494,11 @@ class MeshRerouter:
     ) -> tuple[np.ndarray | None, int, set[Pair], set[int]]:
         """The cell states of ``keep + new`` with the kept pairs' paths pinned, each new pair
         routed in turn (switching fewest cells, then crossing fewest, plus ``history`` per cell
-        crossed) and pinned. On failure: None, the index of the new pair that found no path,
-        and, on its cheapest path when pinned paths may be pushed aside, the kept pairs in its way
-        and the cells where it meets new pairs routed before it."""
+        crossed; the shortest path where that one loses more than the router's
+        ``max_path_loss_db``, and none when the shortest does too) and pinned. On failure: None, the
+        index of the new pair that found no path, and, on its cheapest path when pinned paths may be
+        pushed aside, the kept pairs in its way and the cells where it meets new pairs routed before
+        it."""
         history = history or {}
         fabric, router = self.fabric, self.fabric.router
         states = self.states.copy()
@@ -514,6 +516,12 @@ class MeshRerouter:
             start = int(router.port_end_of[fabric.endpoints[a]])
             goal = int(router.port_end_of[fabric.endpoints[b]])
             hops = kernel.mesh_path(router, cur, fixed, end_owner, start, goal, history)
+            if hops is not None and router.too_long(len(hops)):  # no detour the router refuses
+                shortest = kernel.SHORTEST_COST
+                hops = kernel.mesh_path(
+                    router, cur, fixed, end_owner, start, goal, history, shortest
+                )
+                hops = None if hops is None or router.too_long(len(hops)) else hops
             if hops is None:
                 args = (router, cur, fixed, end_owner, start, goal, {})
                 kept = set(keep)

@@ -323,7 +323,7 @@ class Router:
                 failures[pair] = "no path: every route is blocked by dead cells or the edge"
             elif routed[i] < 0:
                 failures[pair] = f"still in conflict after {run[3]} iterations of penalties"
-            elif self._too_long(lengths[i]):
+            elif self.too_long(lengths[i]):
                 failures[pair] = (
                     f"its path of {lengths[i]} cells loses {self.path_loss_db(lengths[i]):.1f} "
                     f"dB, above the limit {self.max_path_loss_db:g} dB"
@@ -353,7 +353,8 @@ class Router:
             STALL_ITERATIONS,
         )
 
-    def _too_long(self, n_cells: int) -> bool:
+    def too_long(self, n_cells: int) -> bool:
+        """Whether a path across ``n_cells`` cells loses more than ``max_path_loss_db``."""
         limit = self.max_path_loss_db
         return limit is not None and self.path_loss_db(n_cells) > limit
 

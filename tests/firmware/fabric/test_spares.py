@@ -129,7 +129,9 @@ def test_failover_errors_name_the_port():
         failover(fabric, Job("j", "ring", [0, 1], spares=[6]), current, 0, max_released=-1)
 
 
-@pytest.mark.parametrize(("seed", "method", "n_disturbed"), [(0, "pinned", 0), (84, "released", 4)])
+# seed 84: 2 disturbed since the new circuit may take the shortest path where the one switching
+# fewest cells is too lossy (4 before)
+@pytest.mark.parametrize(("seed", "method", "n_disturbed"), [(0, "pinned", 0), (84, "released", 2)])
 def test_failover_on_the_hexagonal_switch_32_keeps_other_paths(seed, method, n_disturbed):
     fabric = hex32()
     job, m = scenario(np.random.default_rng(seed), 32, 24, 2, 6)
@@ -146,3 +148,19 @@ def test_failover_on_the_hexagonal_switch_32_keeps_other_paths(seed, method, n_d
     assert result.n_changed < min(len(p.changed_cells(current)) for p in naive) / 2
     for a, b in result.plan.matching.pairs:  # light really goes where the plan says
         assert mesh_exit(fabric, result.plan, a) == b and mesh_exit(fabric, result.plan, b) == a
+
+
+def test_a_failover_on_the_hexagonal_switch_takes_no_detour_the_router_would_refuse() -> None:
+    # the benchmark's ring of 28 with a spare after every 7 ports: routed around the live
+    # circuits by fewest switched cells alone, the new circuits ran up to 80 cells (47 dB)
+    fabric = hex32()
+    spares = (7, 15, 23, 31)
+    job = Job("train", "ring", tuple(p for p in range(32) if p not in spares), spares)
+    current = fabric.plan(job_matchings(job, 32)[0])
+    limit = fabric.router.max_path_loss_db
+    for failed in job.endpoints[1::3]:
+        result = failover(fabric, job, current, failed)
+        new = result.plan.circuit_from(result.partner)
+        assert new.target == result.spare
+        assert new.loss_db <= limit
+        assert mesh_exit(fabric, result.plan, result.partner) == result.spare
