@@ -169,6 +169,16 @@ def test_fidelity_ignores_global_phase_and_uniform_loss() -> None:
     assert fidelity(U, unitary_group.rvs(5, random_state=2)) < 0.9
 
 
+@given(st.integers(2, 40), seeds, st.floats(1e-3, 10))
+def test_fidelity_stays_in_0_1_even_for_a_perfect_match(n, seed, scale) -> None:
+    # 1 - F of a mesh programmed exactly was -4.4e-16: rounding above the bound
+    rng = np.random.default_rng(seed)
+    U = unitary_group.rvs(n, random_state=rng) if n > 1 else np.eye(1)
+    phase = np.exp(1j * rng.uniform(0, 2 * np.pi))
+    assert fidelity(U, scale * phase * U) == 1.0 or 0 <= 1 - fidelity(U, scale * phase * U) < 1e-14
+    assert 0 <= fidelity(U, rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n))) <= 1
+
+
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
