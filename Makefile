@@ -30,9 +30,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 
-# The suite on every core (pytest-xdist), one BLAS thread per worker: the emulator's matrices
-# are small, and threads of two workers would only contend for the same cores.
-PYTEST := OPENBLAS_NUM_THREADS=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q -n auto --durations=10
+# The suite on every core (pytest-xdist; an idle worker takes tests from a busy one), one BLAS
+# thread per worker: the emulator's matrices are small, and threads of two workers would only
+# contend for the same cores.
+PYTEST := OPENBLAS_NUM_THREADS=1 HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/pytest -q -n auto --dist worksteal --durations=10
 
 test: lint $(WARM)
 	$(PYTEST)

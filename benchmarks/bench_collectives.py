@@ -132,6 +132,9 @@ def straggler_figures() -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--quick", action="store_true", help="the same run (it takes seconds already)"
+    )
     args = parser.parse_args()
     table, cross = on_the_emulator()
     figures: dict[str, object] = {

@@ -117,6 +117,9 @@ def all_to_all_figures(mesh: str) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--quick", action="store_true", help="the same run (it takes seconds already)"
+    )
     args = parser.parse_args()
     meshes = ("clements", "hexagonal")
     rows = {(m, p): failover_figures(m, p) for m in meshes for p in SPARES}

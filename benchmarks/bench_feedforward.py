@@ -281,7 +281,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=list(PEER_LIBS),
         help="peer libraries to run (default: all)",
     )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: sizes 8 and 16, 10 s peer timeout"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.ours_only_sizes, args.timeout = [8, 16], [], 10.0
     if any(n < 2 for n in args.sizes + args.ours_only_sizes):
         parser.error("sizes must be >= 2")
     args.sizes = sorted(set(args.sizes))

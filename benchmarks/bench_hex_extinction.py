@@ -110,7 +110,10 @@ def main() -> None:
     parser.add_argument("--big", action="store_true", help="also three 32-endpoint chips")
     parser.add_argument("--seeds", type=int, default=3, help="chips of each kind")
     parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: one 8-endpoint chip")
     args = parser.parse_args()
+    if args.quick:
+        args.big, args.seeds = False, 1
     kinds = ["8", "32"] if args.big else ["8"]
     rows = []
     for kind in kinds:

@@ -29,6 +29,9 @@ emulated bench, counted by running them (``tests/hil/clients.py``; needs the dev
 To add a figure: write a function ``(server, n) -> dict`` of figures, append it to
 :data:`SECTIONS` and describe its keys in :data:`ROWS`.
 
+``--quick`` (the test suite runs it): 50 round trips, the calibration on a 4-port bench (its
+figures then end in ``_4``).
+
 Run::
 
     python benchmarks/bench_hil.py          # table
@@ -138,23 +141,25 @@ def nagle_figures(server: TcpServer, n: int) -> dict[str, float]:
 
 
 def calibration_figures(server: TcpServer, n: int) -> dict[str, float]:
-    """A full bench calibration of an 8-port emulated chip over VISA (the Qontrol on a pty, the
-    laser, fibre switch and power meter on TCP; ring locks included), and how well the file
-    routes: worst routed-power error (dB) and worst isolation (dB) over 20 permutations."""
-    with EmulatedBench(ports=8, seed=0) as emulated, Bench(emulated.config()) as bench:
+    """A full bench calibration of an emulated chip of :data:`CALIBRATION_PORTS` ports over
+    VISA (the Qontrol on a pty, the laser, fibre switch and power meter on TCP; ring locks
+    included), and how well the file routes: worst routed-power error (dB) and worst isolation
+    (dB) over 20 permutations."""
+    p = CALIBRATION_PORTS
+    with EmulatedBench(ports=p, seed=0) as emulated, Bench(emulated.config()) as bench:
         t0 = time.perf_counter()
         cal = bench.calibrate()
         seconds = time.perf_counter() - t0
         error_db, isolation_db = route_quality(emulated.world.chip, cal)
     # the same chip and firmware with no instruments between them: what the wire costs
-    local = Switch.emulated(ports=8, seed=0, rings=True)
+    local = Switch.emulated(ports=p, seed=0, rings=True)
     t0 = time.perf_counter()
     local.calibrate(save=False)
     in_process_s = time.perf_counter() - t0
     return {
-        "bench_calibration_s_8": seconds,
+        f"bench_calibration_s_{p}": seconds,
         "bench_calibration_s": seconds,  # the earlier name of the same figure
-        "in_process_calibration_s_8": in_process_s,
+        f"in_process_calibration_s_{p}": in_process_s,
         "bench_calibration_error_db": error_db,
         "bench_calibration_isolation_db": isolation_db,
     }
@@ -167,6 +172,8 @@ def client_figures(server: TcpServer, n: int) -> dict[str, float]:
     return {"client_checks_passed": passed, "client_checks_total": total}
 
 
+#: Ports of the chip calibrated over the bench (``--quick``: 4).
+CALIBRATION_PORTS = 8
 #: Each section measures some figures against a running server.
 SECTIONS: list[Callable[[TcpServer, int], dict[str, float]]] = [
     latency_figures,
@@ -197,7 +204,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--n", type=int, default=2000, help="round trips per median")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 50 round trips, a 4-port bench"
+    )
     args = parser.parse_args()
+    if args.quick:
+        global CALIBRATION_PORTS
+        args.n, CALIBRATION_PORTS = 50, 4
     figures: dict[str, float] = {}
     with TcpServer(Trivial(), name="bench") as server:
         for section in SECTIONS:

@@ -116,7 +116,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--repeat", type=int, default=3, help="cold builds per layout (best)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: one build per layout")
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
     figures, rows = measure(args.repeat)
     if args.json:
         print(json.dumps(figures))

@@ -206,7 +206,10 @@ def main() -> None:
     parser.add_argument("--update-s", type=float, default=1.0, help="RING:TRAC interval, s")
     parser.add_argument("--seed", type=int, default=SEED, help="seed of the ambient drift")
     parser.add_argument("--plot", help="write a PNG of both reconfigurations here")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 3 minutes of drift")
     args = parser.parse_args()
+    if args.quick:
+        args.hours = 0.05
     fast = reconfiguration(0.0, 1e-6, 200)
     slow = reconfiguration(0.5e-3, 1e-5, 6000)
     drift = ring_drift(args.hours, args.update_s, args.seed)

@@ -68,7 +68,10 @@ def main() -> int:
     parser.add_argument("--sigma", type=float, default=0.02, help="coupler error std (0.02 = 2 %%)")
     parser.add_argument("--seed", type=int, default=100)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 8 ports, 2 trials")
     args = parser.parse_args()
+    if args.quick:
+        args.ports, args.trials = 8, 2
     ClementsMesh(2).decompose(np.eye(2))  # load the compiled kernels before timing
     results = {
         f"loss_{loss}_db": run(args.ports, args.trials, args.sigma, loss, args.seed)

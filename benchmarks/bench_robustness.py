@@ -301,7 +301,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--calls", type=int, default=300, help="calls of each TCP client")
     parser.add_argument("--timeout", type=float, default=10.0, help="a TCP client's timeout, s")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
-    return parser.parse_args()
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 300 lines, 20 steps, 10 calls"
+    )
+    args = parser.parse_args()
+    if args.quick:
+        args.lines, args.walk, args.calls = 300, 20, 10
+    return args
 
 
 def main() -> None:

@@ -438,6 +438,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         requests_for(Matching.random(32, np.random.default_rng(args.seed + i)), ends)
         for i in range(args.matchings)
     ]
+    if args.quick:  # a spread of the permutations, not all 720
+        perms = perms[:: max(args.stride, 24)]
     isolation = bench_isolation(mesh6, perms, mesh, matchings, args.chips)
     log("dead cells")
     dead = bench_dead(

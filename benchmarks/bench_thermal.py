@@ -132,7 +132,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: one seed")
     args = parser.parse_args()
+    if args.quick:
+        args.seeds = args.seeds[:1]
     cal = calibration_figures(args.seeds)
     xt = crosstalk_figures()
     rings = ring_figures()

@@ -124,7 +124,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 4 chips of 8 ports, once"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.ports, args.chips, args.repeats = 8, 4, 1
     study = YieldStudy(ports=args.ports, chips=args.chips, seed=args.seed)
     warm_up()
     serial_s, serial_cpu, serial = serial_loop(study, args.repeats)

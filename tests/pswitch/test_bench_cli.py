@@ -5,13 +5,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_cli.py"
 
 
-# a whole bench calibration over VISA in simulated time: minutes since the bench runs in time
-@pytest.mark.slow
 def test_the_quick_first_run_benchmark_prints_its_figures_and_finds_no_traceback() -> None:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--json"],
