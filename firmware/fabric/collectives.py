@@ -273,7 +273,7 @@ def straggler_all_reduce(ports: Sequence[int], n_bytes: float, straggler: int = 
     ranks are paired neediest first, or in a few seeded random orders (:data:`ORDERS`, fewer
     for many ranks), and the shortest completion is kept. Against the published
     ``p - 2 + log2 p`` rounds (:func:`~firmware.fabric.collective_timing.completion_rounds`) it
-    takes e.g. 9 for 8 ranks, 19 for 16 and 70 for 64.
+    takes e.g. 9 for 8 ranks, 20 for 16 and 70 for 64.
     """
     ports, n = _check(ports, n_bytes, at_least=3)
     s_port = ports[straggler]

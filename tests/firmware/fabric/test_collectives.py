@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -263,3 +264,16 @@ def test_bad_inputs_are_refused():
         circuit_timing(compile_collective(ring_all_reduce([0, 1], 1.0), 2), LINK, -1.0)
     two = compile_collective(ring_all_reduce([0, 1], 1.0), 2)
     assert [st.matching for st in two.steps] == [Matching([(0, 1)], 2)] * 2
+
+
+def test_the_completion_round_counts_the_docstring_quotes_are_the_codes() -> None:
+    # it said 19 for 16 ranks where the completion takes 20
+    quoted = re.search(
+        r"takes e\.g\. (\d+) for (\d+) ranks, (\d+) for (\d+) and (\d+) for (\d+)",
+        " ".join(straggler_all_reduce.__doc__.split()),
+    )
+    assert quoted is not None
+    numbers = [int(x) for x in quoted.groups()]
+    for rounds, ranks in zip(numbers[::2], numbers[1::2], strict=True):
+        c = straggler_all_reduce(range(ranks), 1e9)
+        assert sum(r.label == "completion" for r in c.rounds) == rounds
