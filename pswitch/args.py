@@ -13,6 +13,7 @@ import math
 import os
 import re
 import socket
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -113,6 +114,12 @@ def _writable_folder(folder: Path, text: str) -> None:
         raise argparse.ArgumentTypeError(f"cannot write {text}: {where} is not a folder")
     if not os.access(where, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"cannot write {text}: folder {where} is not writable")
+    try:  # a file made and removed at once: a read-only or virtual file system, root or not
+        tempfile.TemporaryFile(dir=where).close()
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(
+            f"cannot write {text}: folder {where} takes no files ({exc.strerror or exc})"
+        ) from None
 
 
 def host(text: str) -> str:
@@ -128,3 +135,28 @@ def host(text: str) -> str:
             f"127.0.0.1 (or 0.0.0.0 for every interface)"
         ) from None
     return text
+
+
+#: Dask address schemes ``--scheduler`` takes (``host:port`` alone is ``tcp``).
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+
+
+def scheduler(text: str) -> str:
+    """An argument type: a Dask scheduler's address, ``[SCHEME://]HOST:PORT`` (a scheme of
+    :data:`SCHEDULER_SCHEMES`, a port in 1..65535), e.g. ``tcp://10.0.0.5:8786``."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    host, colon, port = rest.rpartition(":")
+    if (
+        scheme not in SCHEDULER_SCHEMES
+        or not colon
+        or not host
+        or not port.isdigit()
+        or not (0 < int(port) < 65536)
+    ):
+        raise argparse.ArgumentTypeError(
+            f"needs a scheduler address SCHEME://HOST:PORT (scheme {', '.join(SCHEDULER_SCHEMES)}"
+            f"; port 1..65535), e.g. tcp://10.0.0.5:8786; got {text!r}"
+        )
+    return f"{scheme}://{host}:{port}"

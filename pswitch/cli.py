@@ -206,6 +206,9 @@ def run_demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``pswitch`` command; its exit code (see the module docstring)."""
     prog, debug = "pswitch", False
+    if not (sys.argv[1:] if argv is None else argv):  # bare: what it can do, and no command ran
+        print(build_parser().format_help(), end="", file=sys.stderr)
+        return 2
     try:
         with _interrupts() as interrupted:
             try:

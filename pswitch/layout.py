@@ -85,6 +85,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def checked_ports(args: argparse.Namespace) -> int | None:
     """The ports of the mesh to lay out (None for the ring), every option checked against the
     mesh before anything is built."""
+    if args.output.suffix.lower() != ".gds":
+        raise SettingsError(f"-o writes GDS; give a file name ending .gds, got {args.output}")
+    # (so --png can never name the GDS file: the suffixes differ)
+    if args.png is not None and args.png.suffix.lower() != ".png":
+        raise SettingsError(f"--png writes a PNG; give a file name ending .png, got {args.png}")
     feed_forward = args.mesh != RING and topologies.topology(args.mesh).kind == "feedforward"
     if args.no_pads and not feed_forward:
         raise SettingsError(

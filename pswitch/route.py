@@ -100,7 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     parser.add_argument(
         "--ports",
-        type=int,
+        type=types.integer(2),
         default=None,
         help="switch ports (default: the permutation's length, or the mesh's own: 8 for "
         "clements, reck and hexagonal)",

@@ -52,14 +52,23 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--timeout", type=types.number(600, "s"), default=5.0, help="reply timeout, s"
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    # --json before the action or after it (`pswitch switch status --json`)
+    json_too = argparse.ArgumentParser(add_help=False)
+    json_too.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print the results as JSON"
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    connect = actions.add_parser("connect", help="apply a matching (replacing the one applied)")
+
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        return actions.add_parser(name, help=text, parents=[json_too])
+
+    connect = action("connect", "apply a matching (replacing the one applied)")
     connect.add_argument("pairs", nargs="+", type=_pair, metavar="A-B", help="ports that talk")
-    disconnect = actions.add_parser("disconnect", help="disconnect one port's circuit, or all")
+    disconnect = action("disconnect", "disconnect one port's circuit, or all")
     disconnect.add_argument("port", nargs="?", type=types.integer(0), help="a port (default all)")
-    actions.add_parser("status", help="the applied matching, status bits and queued errors")
-    actions.add_parser("idn", help="the switch's identification")
-    powers = actions.add_parser("powers", help="light at every output's monitor photodiode")
+    action("status", "the applied matching, status bits and queued errors")
+    action("idn", "the switch's identification")
+    powers = action("powers", "light at every output's monitor photodiode")
     powers.add_argument("--dbm", action="store_true", help="in dBm (default mW)")
     parser.set_defaults(run=run)
 

@@ -215,6 +215,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     where.add_argument(
         "--scheduler",
         metavar="ADDRESS",
+        type=types.scheduler,
         default=None,
         help="run on the Dask cluster of this scheduler, e.g. tcp://10.0.0.5:8786",
     )
@@ -241,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     from photonics.fabrication.study import YieldStudy
     from photonics.fabrication.yield_stats import summarize, summarize_sweep, sweep_points
     from pswitch.yield_plots import write_plot
-    from pswitch.yield_study import prepare, prepare_sweep, run_study, run_sweep
+    from pswitch.yield_study import prepare, prepare_sweep, reach, run_study, run_sweep
 
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise SettingsError(f"--plot writes a PNG; give a file name ending .png, got {args.plot}")
@@ -266,6 +267,9 @@ def run(args: argparse.Namespace) -> int:
     axes = args.sweep
     if axes:
         sweep_points(study, axes)  # every point checked before a folder is made
+    if args.scheduler is not None:
+        reach(args.scheduler)  # before a folder is made, too
+    if axes:
         before = sum(len(prepare(s, f)) for s, f in prepare_sweep(study, axes, args.output))
         points, rows = run_sweep(
             study, axes, args.output, args.workers, args.scheduler, progress_bar()

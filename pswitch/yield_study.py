@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -180,6 +181,29 @@ def compact(folder: Path) -> None:
             part.unlink()
 
 
+#: How long a Dask scheduler may take to answer a connection, s.
+SCHEDULER_TIMEOUT_S = 3.0
+
+
+def _unreachable(scheduler: str, why: object) -> PswitchError:
+    return PswitchError(
+        f"cannot reach the Dask scheduler at {scheduler} ({why}); start one with "
+        f"`dask scheduler` and its workers with `dask worker ADDRESS`, or leave out "
+        f"--scheduler for a local cluster"
+    )
+
+
+def reach(scheduler: str) -> None:
+    """Raise :class:`PswitchError` unless a scheduler answers a connection at ``scheduler``
+    (``SCHEME://HOST:PORT``) within :data:`SCHEDULER_TIMEOUT_S`: before a study writes its
+    folder."""
+    host, _, port = scheduler.partition("://")[2].rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), SCHEDULER_TIMEOUT_S).close()
+    except OSError as exc:
+        raise _unreachable(scheduler, exc.strerror or exc) from None
+
+
 def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any:
     """A ``distributed.Client``, closed with ``stack``: of the scheduler at ``scheduler``, else
     of a new local cluster of ``workers`` single-threaded worker processes (None: one per
@@ -189,13 +213,9 @@ def cluster(workers: int | None, scheduler: str | None, stack: ExitStack) -> Any
 
     if scheduler is not None:
         try:
-            return stack.enter_context(Client(scheduler))
+            return stack.enter_context(Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S}s"))
         except OSError as exc:  # refused or timed out (distributed.comm.timeouts.connect)
-            raise PswitchError(
-                f"cannot reach the Dask scheduler at {scheduler} ({exc}); start one with "
-                f"`dask scheduler` and its workers with `dask worker ADDRESS`, or leave out "
-                f"--scheduler for a local cluster"
-            ) from None
+            raise _unreachable(scheduler, exc) from None
     # the cluster is this process's own: what its scheduler logs as it closes (e.g. tasks
     # lost with the workers after a Ctrl-C) is no news; its errors still are
     quiet = logging.getLogger("distributed")

@@ -127,3 +127,10 @@ def test_main_help_exits_0(capsys) -> None:
     with pytest.raises(SystemExit) as done:
         main(["--help"])
     assert done.value.code == 0 and "demo" in capsys.readouterr().out
+
+
+def test_a_bare_command_prints_its_help_and_runs_nothing(capsys) -> None:
+    # it printed one error line ("required: COMMAND") and no usage
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: pswitch") and all(f"    {c}" in err for c in ("demo", "route"))

@@ -42,6 +42,10 @@ def test_connect_status_and_powers_from_the_command_line(served, tmp_path) -> No
     done = run("switch", "--json", "powers", "--dbm", cwd=tmp_path, env=env)
     dbm = json.loads(done.stdout)["powers_dBm"]
     assert len(dbm) == 4 and all(p is None or p < 10 for p in dbm)
+    # --json after the action too, as a user types it (it was refused there)
+    after = run("switch", "--resource", resource, "status", "--json", cwd=tmp_path)
+    assert after.returncode == 0, after.stderr
+    assert json.loads(after.stdout)["matching"] == [[0, 3], [1, 2]]
 
 
 @pytest.mark.parametrize(
