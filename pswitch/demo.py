@@ -28,7 +28,6 @@ predicted insertion loss.
 
 from __future__ import annotations
 
-import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ from firmware.fabric import Job, all_to_all, job_matchings
 from firmware.sdk import Switch
 from photonics import levels
 from photonics.chips import topologies
-from photonics.chips.switch import MeshFabric, SwitchPlan
+from photonics.chips.switch import MeshFabric
 from photonics.errors import SettingsError
 from photonics.recirculating.routing import DEFAULT_ISOLATION_TARGET_DB
 from pswitch.progress import Progress, within
@@ -278,236 +277,43 @@ def run_demo(settings: DemoSettings, progress: Progress | None = None) -> dict[s
     tick("ring lock sweep", 1, 1)
     result["ring_lock"] = {"locked": lock["locked"], "error_nm": lock["error_nm"]}
     if settings.plots_dir is not None:
+        from pswitch.demo_plots import write_plots
+
+        dead = None
+        if isinstance(controller.fabric, MeshFabric):  # cells the calibration could not fit
+            dead = ~controller.calibration.phase_fitted[: controller.fabric.n_cells]
         result["plots"] = write_plots(
-            settings.plots_dir, controller.fabric, first_P, schedule.plans[0], lock, steps, tick
+            settings.plots_dir,
+            controller.fabric,
+            first_P,
+            schedule.plans[0],
+            lock,
+            steps,
+            PUBLISHED_FAILOVER_S,
+            dead,
+            tick,
         )
     return result
 
 
 def _lock_trace(seed: int, ring: int = 0) -> dict[str, Any]:
     """Lock ``ring`` of a 4-port emulated switch with add-drop rings in front of its
-    photodiodes: the lock sweep (heater power against drop power, mW) and the result."""
+    photodiodes: the lock sweep (heater power against drop power, mW), the heater power it
+    locked at (mW), the rings' tuning (nm/mW) and width (nm), and the result."""
     switch = Switch.emulated(ports=4, seed=seed, rings=True)
     switch.connect([(0, 1), (2, 3)])
     switch.lock_ring(ring)
     locked, error_nm = switch.ring_status(ring)
-    heater_mW, drop_mW = switch.transport.controller.ring_sweeps[ring]
+    controller = switch.transport.controller
+    heater_mW, drop_mW = controller.ring_sweeps[ring]
+    channel, heaters = controller.rings.channels[ring], controller.driver.chip.heaters
     return {
         "ring": ring,
         "heater_mW": heater_mW,
         "drop_mW": drop_mW,
+        "lock_mW": float(heaters.power_mW(controller.driver.currents())[channel]),
+        "nm_per_mW": controller.rings.nm_per_mW,
+        "fwhm_nm": controller.rings.fwhm_nm,
         "locked": locked,
         "error_nm": error_nm,
     }
-
-
-def write_plots(
-    folder: Path,
-    fabric: Any,
-    P: np.ndarray,
-    plan: SwitchPlan,
-    lock: dict[str, Any],
-    steps: list[dict[str, Any]],
-    progress: Progress | None = None,
-) -> dict[str, str]:
-    """Write the four PNGs into ``folder`` (created); their paths by name. The mesh and the
-    power matrix (``P``, mW ``[output, input]``) show the same applied ``plan``.
-    ``progress(stage, done, total)`` follows the plots."""
-    tick = progress or (lambda stage, done, total: None)
-    tick("plots", 0, 4)
-    import matplotlib
-
-    matplotlib.use("Agg")  # headless
-    import matplotlib.pyplot as plt
-
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {name: str(folder / f"{name}.png") for name in ("mesh", "powers", "ring", "timeline")}
-    theta = plan.theta
-
-    if isinstance(fabric, MeshFabric):
-        fig = _hexagonal_mesh_figure(fabric, theta, plan)
-    else:
-        fig = _feedforward_mesh_figure(fabric.mesh, theta, plan)
-    fig.savefig(paths["mesh"], dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    tick("plots", 1, 4)
-
-    fig, ax = plt.subplots(figsize=(6, 5))
-    image = ax.imshow(10 * np.log10(np.maximum(P, 1e-9)), cmap="magma", vmin=-90, vmax=0)
-    fig.colorbar(image, label="detected power, dBm (1 mW in)")
-    ax.set(
-        xlabel="input (lit alone)",
-        ylabel="output",
-        title=f"measured powers: {len(plan.matching.pairs)} pairs",
-    )
-    fig.savefig(paths["powers"], dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    tick("plots", 2, 4)
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(lock["heater_mW"], 10 * np.log10(np.maximum(lock["drop_mW"], 1e-12)), ".-")
-    ax.set(
-        xlabel="ring heater power, mW",
-        ylabel="drop-port power, dBm",
-        title=f"ring {lock['ring']} lock sweep (locked: {lock['locked']}, "
-        f"error {lock['error_nm'] * 1e3:.1f} pm)",
-    )
-    fig.savefig(paths["ring"], dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    tick("plots", 3, 4)
-
-    fig, ax = plt.subplots(figsize=(7, 3))
-    names = [s["step"] for s in steps] + ["published failover"]
-    modeled = [s["modeled_s"] for s in steps] + [PUBLISHED_FAILOVER_S]
-    computed = [s["compute_s"] for s in steps] + [0.0]
-    y = np.arange(len(names))
-    ax.barh(y - 0.2, modeled, 0.4, label="modeled hardware time")
-    ax.barh(y + 0.2, computed, 0.4, label="compute time (measured)")
-    ax.set_yticks(y, names)
-    ax.set_xscale("log")
-    ax.set(xlabel="seconds (log)", title="timeline")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.savefig(paths["timeline"], dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    tick("plots", 4, 4)
-    return paths
-
-
-def _matching_title(plan: SwitchPlan) -> str:
-    """The applied matching, wrapped for a title: ``matching 0-5 1-3 ...``."""
-    pairs = " ".join(f"{a}-{b}" for a, b in plan.matching.pairs)
-    return "\n".join(textwrap.wrap(f"matching {pairs}", 90))
-
-
-def _cell_legend() -> list[Any]:
-    """The legend entries both mesh figures share: a cell's state and whether it carries a
-    circuit."""
-    from matplotlib.lines import Line2D
-
-    return [
-        Line2D([], [], color="tab:blue", lw=4, label="bar"),
-        Line2D([], [], color="tab:orange", lw=4, label="cross"),
-        Line2D([], [], color="grey", lw=4, label="on a circuit"),
-        Line2D([], [], color="grey", lw=1.2, label="parked"),
-    ]
-
-
-def _feedforward_mesh_figure(mesh: Any, theta: np.ndarray, plan: SwitchPlan) -> Any:
-    """A feed-forward mesh drawn as its columns of MZIs between numbered ports (inputs left,
-    outputs right): each MZI coloured bar or cross (``theta``, rad), thick where a circuit of
-    ``plan`` crosses it; each circuit's light drawn from its input to its output."""
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-
-    n, columns = mesh.n, int(mesh.columns.max()) + 1
-    cross = np.sin(theta) ** 2 > 0.5
-    used = np.zeros(mesh.n_mzis, bool)
-    for circuit in plan.circuits:
-        used[list(circuit.cells)] = True
-    # each input's light: (x, mode) waypoints, switching modes at the MZIs it crosses in
-    at = list(range(n))  # at[mode]: the input whose light is on that mode now
-    route: list[list[tuple[float, float]]] = [[(-1.0, i)] for i in range(n)]
-    for k in np.argsort(mesh.columns, kind="stable"):
-        c, m = int(mesh.columns[k]), int(mesh.modes[k])
-        if cross[k]:
-            for side in (0, 1):
-                route[at[m + side]] += [(c - 0.3, m + side), (c + 0.3, m + 1 - side)]
-            at[m], at[m + 1] = at[m + 1], at[m]
-    for mode, source in enumerate(at):
-        route[source].append((columns, mode))
-
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * columns + 2), max(3.0, 0.4 * n + 1)))
-    for mode in range(n):  # the waveguides
-        ax.plot([-1, columns], [mode, mode], color="0.85", lw=1, zorder=0)
-    # one colour per pair: its two circuits (a -> b, b -> a) carry the same link
-    pairs = plan.matching.pairs
-    colours = plt.get_cmap("viridis")(np.linspace(0, 0.9, max(len(pairs), 1)))
-    for colour, pair in zip(colours, pairs, strict=True):
-        for source in pair:
-            x, y = zip(*route[source], strict=True)
-            ax.plot(x, y, color=colour, lw=2.5, alpha=0.8, zorder=1, gid=f"light {source}")
-    for k in range(mesh.n_mzis):
-        ax.plot(
-            [mesh.columns[k]] * 2,
-            [mesh.modes[k] + 0.15, mesh.modes[k] + 0.85],
-            color="tab:orange" if cross[k] else "tab:blue",
-            lw=4.0 if used[k] else 1.2,
-            solid_capstyle="butt",
-            zorder=2,
-        )
-    for mode in range(n):
-        ax.annotate(str(mode), (-1, mode), xytext=(-1.4, mode), ha="right", va="center")
-        ax.annotate(str(mode), (columns, mode), xytext=(columns + 0.4, mode), va="center")
-    ax.legend(
-        handles=[
-            *_cell_legend(),
-            Line2D([], [], color=colours[0], lw=2.5, label="a pair's light (one colour)"),
-        ],
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1),
-    )
-    kind = type(mesh).__name__.removesuffix("Mesh")
-    ax.set_title(
-        f"{kind} mesh, {n} ports, {mesh.n_mzis} MZIs: cell states of the {_matching_title(plan)}",
-        fontsize=10,
-    )
-    ax.set(xlabel="column (inputs left, outputs right: port numbers)", ylabel="mode")
-    ax.set_xlim(-2.2, columns + 1.2)
-    ax.set_xticks(range(0, columns, max(1, columns // 16)))
-    ax.set_yticks([])
-    ax.invert_yaxis()
-    return fig
-
-
-def _hexagonal_mesh_figure(fabric: MeshFabric, theta: np.ndarray, plan: SwitchPlan) -> Any:
-    """A recirculating mesh drawn as its lattice: each cell a segment along its edge at its
-    position (um), coloured bar or cross (``theta``, rad), thick where a circuit of ``plan``
-    crosses it, thin where parked; the endpoints' edge ports marked with their numbers."""
-    import matplotlib.pyplot as plt
-    from matplotlib.collections import LineCollection
-    from matplotlib.lines import Line2D
-
-    mesh = fabric.router.mesh
-    pos = np.asarray(mesh.cell_positions_um) / 1e3  # mm
-    faces = np.asarray(mesh.cell_faces)
-    centers = np.asarray(mesh.face_centers_um) / 1e3
-    # a cell lies on the edge between its two faces: along the edge is across the line from a
-    # face's centre to the cell's midpoint (every lattice cell borders at least one face)
-    face = np.where(faces[:, 0] >= 0, faces[:, 0], faces[:, 1])
-    normal = pos - centers[face]
-    along = np.stack([-normal[:, 1], normal[:, 0]], axis=1)
-    along /= np.linalg.norm(along, axis=1, keepdims=True)
-    half = 0.4 * mesh.unit_length_um / 1e3  # 80 % of the edge: gaps show the links
-    segments = np.stack([pos - half * along, pos + half * along], axis=1)
-    cross = np.sin(theta) ** 2 > 0.5
-    used = np.zeros(mesh.n_cells, bool)
-    for circuit in plan.circuits:
-        used[list(circuit.cells)] = True
-    colours = np.where(cross, "tab:orange", "tab:blue")
-
-    fig, ax = plt.subplots(figsize=(7, 7))
-    ax.add_collection(LineCollection(segments, colors=colours, linewidths=np.where(used, 4.0, 1.2)))
-    ends = np.asarray(mesh.edge_port_positions_um)[list(fabric.endpoints)] / 1e3
-    ax.scatter(ends[:, 0], ends[:, 1], s=40, c="black", zorder=3)
-    middle = pos.mean(axis=0)
-    for i, xy in enumerate(ends):
-        out = (xy - middle) / max(float(np.linalg.norm(xy - middle)), 1e-9)
-        ax.annotate(str(i), xy, xytext=xy + 0.25 * out, ha="center", va="center", fontsize=8)
-    ax.legend(
-        handles=[
-            *_cell_legend(),
-            Line2D([], [], color="black", marker="o", lw=0, label="endpoint (number)"),
-        ],
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1),
-    )
-    ax.set_title(
-        f"hexagonal mesh, {fabric.n_ports} endpoints, {mesh.n_cells} cells: cell states of the "
-        f"{_matching_title(plan)}",
-        fontsize=10,
-    )
-    ax.set(xlabel="x, mm", ylabel="y, mm")
-    ax.set_aspect("equal")
-    ax.autoscale_view()
-    ax.margins(0.08)
-    return fig

@@ -1,6 +1,7 @@
-"""The demo's mesh plot of a feed-forward mesh: bar/cross legend (no colour bar), numbered ports,
-each pair's light drawn from its input to its output, cells on a circuit thick, the matching in
-the title."""
+"""The demo's figures: the mesh plots (bar/cross legend, numbered ports, each pair's light in a
+colour of its own named in the key, cells on a circuit thick, dead cells crossed out, the
+matching in the title), the power matrix down to the photodiodes' floor, the ring's lock point,
+and the timeline on time axes."""
 
 import matplotlib
 
@@ -8,9 +9,16 @@ matplotlib.use("Agg")
 
 import numpy as np
 
+from firmware.controller.measure import FLOOR_DBM
 from photonics.chips import topologies
 from photonics.matching import Matching
-from pswitch.demo import _feedforward_mesh_figure
+from pswitch.demo_plots import (
+    feedforward_mesh_figure,
+    hexagonal_mesh_figure,
+    powers_figure,
+    ring_figure,
+    timeline_figure,
+)
 
 
 def test_the_clements_plot_draws_each_circuits_light_to_its_output_and_names_the_matching(
@@ -18,11 +26,11 @@ def test_the_clements_plot_draws_each_circuits_light_to_its_output_and_names_the
 ) -> None:
     fabric = topologies.topology("clements").fabric(8)
     plan = fabric.plan(Matching([(0, 5), (2, 3)], 8))  # ports 1, 4, 6, 7 dark
-    fig = _feedforward_mesh_figure(fabric.mesh, plan.theta, plan)
+    fig = feedforward_mesh_figure(fabric.mesh, plan.theta, plan)
     (ax,) = fig.axes  # one axes: no colour bar for a two-state quantity
     assert "matching 0-5 2-3" in ax.get_title()
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert {"bar", "cross", "on a circuit", "parked"} <= set(legend)
+    assert {"bar", "cross", "on a circuit", "parked", "pair 0-5", "pair 2-3"} <= set(legend)
     labels = sorted(t.get_text() for t in ax.texts)
     assert labels == sorted([str(p) for p in range(8)] * 2)  # inputs left, outputs right
     # every circuit's light is drawn, ends at its target's output, and shares its pair's colour
@@ -41,3 +49,60 @@ def test_the_clements_plot_draws_each_circuits_light_to_its_output_and_names_the
     cross = np.sin(plan.theta) ** 2 > 0.5
     assert [line.get_color() for line in mzis] == ["tab:orange" if c else "tab:blue" for c in cross]
     fig.savefig(tmp_path / "mesh.png")
+
+
+def test_the_hexagonal_plot_keys_each_pair_and_crosses_out_the_dead_cells() -> None:
+    fabric = topologies.topology("hexagonal").fabric(8)
+    plan = fabric.plan(Matching([(0, 5), (2, 3)], 8))
+    dead = np.zeros(fabric.n_cells, bool)
+    dead[[1, 7]] = True
+    (ax,) = hexagonal_mesh_figure(fabric, plan.theta, plan, dead).axes
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"pair 0-5", "pair 2-3", "dead cell (2)"} <= set(legend)
+    paths = {line.get_gid(): line for line in ax.lines if line.get_gid()}
+    assert set(paths) == {"pair 0-5", "pair 2-3"}
+    assert paths["pair 0-5"].get_color() != paths["pair 2-3"].get_color()
+    crosses = [c for c in ax.collections if c.get_gid() == "dead cells"]
+    assert len(crosses) == 1 and len(crosses[0].get_offsets()) == 2
+
+
+def test_the_power_colours_end_at_the_photodiodes_floor() -> None:
+    plan = topologies.topology("clements").fabric(4).plan(Matching([(0, 1)], 4))
+    P = np.full((4, 4), 1e-12)  # far below the floor: shown at it, not below
+    (ax, _) = powers_figure(P, plan).axes
+    (image,) = ax.images
+    assert image.get_clim() == (FLOOR_DBM, 0) and image.get_array().min() == FLOOR_DBM
+
+
+def test_the_ring_sweep_marks_its_lock_point_with_an_inset_in_pm() -> None:
+    heater = np.linspace(0, 10, 101)
+    drop = 1 / (1 + ((heater - 6.0) / 0.2) ** 2)
+    lock = {
+        "ring": 0,
+        "heater_mW": heater,
+        "drop_mW": drop,
+        "lock_mW": 6.0,
+        "nm_per_mW": 0.17,
+        "fwhm_nm": 0.18,
+        "locked": True,
+        "error_nm": 1e-4,
+    }
+    (ax,) = ring_figure(lock).axes
+    (inset,) = ax.child_axes
+    assert "locked here" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "pm" in inset.get_xlabel()
+    x = inset.lines[0].get_xdata()  # +- 2 FWHM of resonance shift, in pm
+    assert x.min() >= -360 and x.max() <= 360 and x.size > 10
+
+
+def test_the_timeline_is_a_time_axis_with_each_step_where_it_ran() -> None:
+    steps = [
+        {"step": "calibrate", "compute_s": 4.0, "modeled_s": 360.0},
+        {"step": "all-to-all", "compute_s": 0.01, "modeled_s": 0.6},
+        {"step": "failover", "compute_s": 0.002, "modeled_s": 0.008},
+    ]
+    early, late = timeline_figure(steps, 1.0).axes
+    assert "time" in early.get_xlabel() and "time" in late.get_xlabel()
+    starts = sorted((round(b.get_x(), 6), round(b.get_width(), 6)) for b in late.patches)
+    # all-to-all from 0 for 0.6 s, the failover after it, the published one beside it
+    assert (0.0, 0.6) in starts and (0.6, 0.008) in starts and (0.6, 1.0) in starts
