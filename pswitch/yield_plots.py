@@ -90,6 +90,9 @@ def _isolation_panel(ax: Any, summaries: list[dict[str, Any]], rows: list[list[d
     ax.axvline(spec, color="k", ls="--", label=f"spec {spec:g} dB")
     ax.set_xlabel("worst isolation of a chip (dB)")
     ax.set_ylabel("chips")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # chips are whole
     ax.set_title(f"worst isolation; pass >= {spec:g} dB (dashed)")
 
 

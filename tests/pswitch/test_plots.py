@@ -106,3 +106,66 @@ def test_the_timeline_is_a_time_axis_with_each_step_where_it_ran() -> None:
     starts = sorted((round(b.get_x(), 6), round(b.get_width(), 6)) for b in late.patches)
     # all-to-all from 0 for 0.6 s, the failover after it, the published one beside it
     assert (0.0, 0.6) in starts and (0.6, 0.008) in starts and (0.6, 1.0) in starts
+
+
+def test_a_long_collective_is_charted_step_by_step_and_its_gantt_zoomed(
+    tmp_path, monkeypatch
+) -> None:
+    from argparse import Namespace
+
+    from matplotlib.figure import Figure
+
+    from pswitch import collective_plots
+    from pswitch.collective_run import collective
+
+    args = Namespace(
+        algorithm="ring-all-reduce",
+        ranks=16,
+        n_bytes=2.0**30,
+        ports=16,
+        mesh="clements",
+        switch="model",
+        seed=0,
+        straggler_ms=None,
+        bandwidth_gbps=400.0,
+        alpha_us=5.0,
+    )
+    r = collective(args, 16)
+    assert len(r["steps"]) > collective_plots.WHOLE_STEPS  # it showed 12 of 60 steps
+    saved = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: saved.append(fig))
+    collective_plots.write_plot(r, tmp_path / "g.png")
+    steps, gantt = saved[0].axes[:2]
+    marks = sum(len(line.get_xdata()) for line in steps.lines)
+    assert marks >= len(r["steps"])  # every step's transfer at least
+    zoom = r["steps"][collective_plots.ZOOM_STEPS - 1]["end_s"] * 1e3
+    assert gantt.get_xlim() == (0, zoom)
+
+
+def test_the_sweep_names_sizes_as_people_write_them(tmp_path, monkeypatch) -> None:
+    from argparse import Namespace
+
+    from matplotlib.figure import Figure
+
+    from pswitch import collective_plots
+    from pswitch.collective_answers import sweep
+
+    args = Namespace(
+        algorithm="sweep",
+        ranks=4,
+        n_bytes=16 * 2.0**30,
+        ports=None,
+        mesh="clements",
+        switch="model",
+        seed=0,
+        straggler_ms=None,
+        bandwidth_gbps=400.0,
+        alpha_us=5.0,
+    )
+    saved = []
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: saved.append(fig))
+    collective_plots.write_sweep_plot(sweep(args), tmp_path / "s.png")
+    left, right = saved[0].axes
+    labels = [t.get_text() for t in left.get_xticklabels()]
+    assert labels[0] == "1 KiB" and labels[-1] == "16 GiB"  # it said "16384 MiB"
+    assert "16 GiB" in right.get_title()

@@ -154,6 +154,8 @@ def test_the_figure_of_one_study_ranks_what_was_drawn(swept: tuple) -> None:
     histogram, ranking = fig.axes
     drawn = [r["worst_isolation_db"] for r in rows[2] if r["calibrated"]]
     assert sum(p.get_height() for p in histogram.patches) == len(drawn)
+    histogram.figure.canvas.draw()  # chips are whole: no tick between two counts
+    assert all(float(tick).is_integer() for tick in histogram.get_yticks())
     widths = [bar.get_width() for bar in ranking.patches][::-1]  # drawn top down
     assert widths == [s["spearman_vs_worst_isolation"] for s in result["sensitivity"]]
     plt.close(fig)
