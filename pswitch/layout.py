@@ -151,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     build_s = time.perf_counter() - t0
     with stage(tick, "layout: writing the GDS file"):
         gds = write_gds(layout, args.output)
-        png = render_png(gds, args.png) if args.png else None
+        named = [(p.name, *p.center) for p in layout.component.ports]  # labelled in the picture
+        png = render_png(gds, args.png, ports=named) if args.png else None
         contents = read_gds(gds)
     with stage(tick, "layout: checking it against the model"):
         check = check_layout(layout, model_heaters_um(args.mesh, ports))

@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 
 import klayout.db as kdb
+import matplotlib.pyplot
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from layouts.cells import (
     METAL,
@@ -35,7 +38,7 @@ from layouts.meshes import (
     feedforward_layout,
     waveguide_mesh_layout,
 )
-from layouts.output import read_gds, render_png, write_gds
+from layouts.output import read_gds, render_png, scale_bar_um, write_gds
 from layouts.rings import ring_layout
 from photonics import ClementsMesh, MZIImperfections, ReckMesh
 from photonics.chips.chip import Chip, ChipSpec
@@ -378,6 +381,22 @@ def test_gds_is_written_read_back_and_rendered(tmp_path) -> None:
     width, height = _png_size(png)
     assert width == 800 and 200 <= height < 800
     assert 2_000 < png.stat().st_size < 300_000
+    # a scale bar in the lower left (it had none), black on the white margin
+    image = matplotlib.pyplot.imread(png)
+    corner = image[-height // 8 :, : width // 4, :3]
+    assert (corner.sum(axis=2) < 0.3).sum() > 50
+    # the ports named where they are (it had no labels): the image changes where they go
+    named = [(p.name, *p.center) for p in layout.component.ports]
+    labelled = matplotlib.pyplot.imread(render_png(gds, tmp_path / "l.png", 800, named))
+    assert labelled.shape == image.shape and np.abs(labelled - image).sum() > 100
+
+
+@given(st.floats(1e-3, 1e7))
+def test_a_scale_bar_is_a_round_length_of_at_most_a_fifth_of_the_view(span_um) -> None:
+    length = scale_bar_um(span_um)
+    assert span_um / 50 <= length <= span_um / 5 * (1 + 1e-12)
+    mantissa = length / 10 ** np.floor(np.log10(length) + 1e-12)
+    assert min(abs(mantissa - m) for m in (1, 2, 5)) < 1e-9
 
 
 # --- the command line -----------------------------------------------------------------------
