@@ -42,10 +42,13 @@ test: lint $(WARM)
 test-all: lint $(WARM)
 	$(PYTEST) -m ""
 
-# The command reference is generated from the grammar; a test checks it is current.
-docs: $(STAMP)
+# The command references are generated from the grammars, and every transcript, table, value
+# and picture marked in the README and docs/ from seeded runs (pswitch.figures, the slow ones
+# included); tests check that they are current.
+docs: $(WARM)
 	$(BIN)/python -m firmware.reference docs/commands.md
 	$(BIN)/python -m pswitch.reference docs/cli.md
+	OPENBLAS_NUM_THREADS=1 $(BIN)/python -m pswitch.figures
 
 # Peers for the side-by-side benchmarks live in the optional `bench` extra.
 $(VENV)/.pswitch-bench: $(WARM)
