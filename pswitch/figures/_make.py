@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: A stamp's line, and the placeholder a timing is checked as.
 STAMP = re.compile(r"^\*Timings measured on .*\*$", re.MULTILINE)
 TIMING = "<timing>"
+#: The ``timings`` of a figure that is a timing alone: it is written, never checked.
+ALL = (r"(?s)\A.+\Z",)
 
 
 @dataclass(frozen=True)
@@ -99,15 +101,40 @@ def benchmark(name: str, *argv: str) -> dict:
     return json.loads(done.stdout)
 
 
-def stamp() -> str:
-    """Where and when timings were measured: this machine (cores, memory, CPU), its load (the
-    1-minute average) and today's date."""
+def machine() -> str:
+    """This machine as a stamp names it: cores, CPU architecture, system, memory."""
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    load = os.getloadavg()[0]
-    return (
-        f"*Timings measured on a {os.cpu_count()}-core {platform.machine()} {platform.system()} "
-        f"machine with {memory:.0f} GiB, load {load:.1f}, on {datetime.date.today():%Y-%m-%d}.*"
-    )
+    cpu = f"{os.cpu_count()}-core {platform.machine()} {platform.system()}"
+    return f"{cpu} machine with {memory:.0f} GiB"
+
+
+def stamp() -> str:
+    """Where and when timings were measured: this machine, its load (the 1-minute average) and
+    today's date."""
+    load, today = os.getloadavg()[0], datetime.date.today()
+    return f"*Timings measured on a {machine()}, load {load:.1f}, on {today:%Y-%m-%d}.*"
+
+
+def duration(seconds: float) -> str:
+    """A duration as prose quotes it: ``45 s``, ``4 min 15 s``."""
+    if seconds < 100:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def timed(seconds: Callable[[], float]) -> Callable[[], str]:
+    """A value's maker for a timing in prose: the duration ``seconds()`` measures, with the
+    machine, its load and the date (give its Figure ``timings=ALL``)."""
+
+    def make() -> str:
+        took = seconds()
+        load = os.getloadavg()[0]
+        return (
+            f"{duration(took)} on a {machine()}, load {load:.1f}, {datetime.date.today():%Y-%m-%d}"
+        )
+
+    return make
 
 
 # --- makers ----------------------------------------------------------------------------------
