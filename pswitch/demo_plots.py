@@ -1,5 +1,5 @@
 """The figures of ``pswitch demo`` (headless matplotlib, PNG files): the mesh's cell states with
-each pair's light in a colour of its own and the dead cells marked, the power matrix measured on
+each pair's light in a colour of its own and the dead cells hatched, the power matrix measured on
 the photodiodes down to their floor, a ring's lock sweep with its lock point, and the timeline
 of the scenario on a time axis."""
 
@@ -164,10 +164,11 @@ def hexagonal_mesh_figure(
     """A recirculating mesh drawn as its lattice: each cell a segment along its edge at its
     position (mm), coloured bar or cross (``theta``, rad), thick where a circuit of ``plan``
     crosses it, thin where parked; each pair's path through its cells' centres in the pair's
-    colour, named in the key; the cells the calibration could not fit (``dead``) crossed out;
+    colour, named in the key; the cells the calibration could not fit (``dead``) hatched;
     the endpoints' edge ports marked with their numbers."""
-    from matplotlib.collections import LineCollection
+    from matplotlib.collections import LineCollection, PolyCollection
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     plt = _pyplot()
     mesh = fabric.router.mesh
@@ -198,10 +199,16 @@ def hexagonal_mesh_figure(
             ax.plot(*path.T, color=colour, lw=2, alpha=0.9, zorder=2, gid=f"pair {a}-{b}")
     extra = [Line2D([], [], color="black", marker="o", lw=0, label="endpoint (number)")]
     if dead is not None and np.any(dead):
-        ax.scatter(*pos[dead].T, marker="x", s=60, c="red", zorder=4, gid="dead cells")
-        extra.append(
-            Line2D([], [], color="red", marker="x", lw=0, label=f"dead cell ({int(dead.sum())})")
+        # a hatched box over each dead cell's segment, a third of an edge wide
+        width = 0.5 * half * (normal[dead] / np.linalg.norm(normal[dead], axis=1, keepdims=True))
+        ends_ = segments[dead]
+        boxes = np.stack(
+            [ends_[:, 0] - width, ends_[:, 1] - width, ends_[:, 1] + width, ends_[:, 0] + width],
+            axis=1,
         )
+        hatch = {"facecolor": "none", "edgecolor": "black", "hatch": "xxxx"}
+        ax.add_collection(PolyCollection(boxes, zorder=4, gid="dead cells", **hatch))
+        extra.append(Patch(label=f"dead cell ({int(dead.sum())})", **hatch))
     ends = np.asarray(mesh.edge_port_positions_um)[list(fabric.endpoints)] / 1e3
     ax.scatter(ends[:, 0], ends[:, 1], s=40, c="black", zorder=3)
     middle = pos.mean(axis=0)

@@ -1,5 +1,5 @@
 """The demo's figures: the mesh plots (bar/cross legend, numbered ports, each pair's light in a
-colour of its own named in the key, cells on a circuit thick, dead cells crossed out, the
+colour of its own named in the key, cells on a circuit thick, dead cells hatched, the
 matching in the title), the power matrix down to the photodiodes' floor, the ring's lock point,
 and the timeline on time axes."""
 
@@ -51,7 +51,7 @@ def test_the_clements_plot_draws_each_circuits_light_to_its_output_and_names_the
     fig.savefig(tmp_path / "mesh.png")
 
 
-def test_the_hexagonal_plot_keys_each_pair_and_crosses_out_the_dead_cells() -> None:
+def test_the_hexagonal_plot_keys_each_pair_and_hatches_the_dead_cells() -> None:
     fabric = topologies.topology("hexagonal").fabric(8)
     plan = fabric.plan(Matching([(0, 5), (2, 3)], 8))
     dead = np.zeros(fabric.n_cells, bool)
@@ -62,8 +62,9 @@ def test_the_hexagonal_plot_keys_each_pair_and_crosses_out_the_dead_cells() -> N
     paths = {line.get_gid(): line for line in ax.lines if line.get_gid()}
     assert set(paths) == {"pair 0-5", "pair 2-3"}
     assert paths["pair 0-5"].get_color() != paths["pair 2-3"].get_color()
-    crosses = [c for c in ax.collections if c.get_gid() == "dead cells"]
-    assert len(crosses) == 1 and len(crosses[0].get_offsets()) == 2
+    hatched = [c for c in ax.collections if c.get_gid() == "dead cells"]
+    assert len(hatched) == 1 and len(hatched[0].get_paths()) == 2
+    assert hatched[0].get_hatch() == "xxxx"
 
 
 def test_the_power_colours_end_at_the_photodiodes_floor() -> None:
