@@ -19,14 +19,15 @@ from typing import Protocol
 
 import numpy as np
 
+from firmware.electronics import BENCH_CHANNEL_S, DriverClass
 from photonics.chips.emulated_chip import EmulatedChip
 from photonics.devices.thermal import power_for_current
 from photonics.devices.transients import Settling, ThermalDynamics
 from photonics.errors import LimitError, PortError, PswitchError, SettingsError, ShapeError
 
-#: Time to write one heater channel, s: Smartlight gen-1 reconfigures in 15-90 ms, dominated by
-#: the driver electronics (64 channels of an 8-port Clements chip: 32 ms).
-DEFAULT_CHANNEL_WRITE_S = 0.5e-3
+#: Time to write one heater channel on the lab bench's driver, s (the ``bench`` driver class of
+#: :mod:`firmware.electronics`: 64 channels of an 8-port Clements chip take 32 ms).
+DEFAULT_CHANNEL_WRITE_S = BENCH_CHANNEL_S
 #: Settling tolerance of a written phase (fraction of the step).
 DEFAULT_SETTLE_TOLERANCE = 1e-3
 #: Time for one read of all detectors, s (a multichannel power meter's averaging time).
@@ -56,6 +57,11 @@ class ChipDriver(Protocol):
 
     @property
     def n_detectors(self) -> int: ...
+
+    @property
+    def electronics(self) -> DriverClass:
+        """The driver class a write is timed by (:mod:`firmware.electronics`)."""
+        ...
 
     @property
     def elapsed_s(self) -> float:
@@ -128,7 +134,8 @@ class EmulatedDriver:
     """A :class:`ChipDriver` over an emulated chip, with modeled hardware time.
 
     ``write`` checks the channel numbers and the chip's limits for the whole new state before
-    changing anything, and returns ``channels x channel_write_s`` plus the thermal settling of
+    changing anything, and returns the electronics' time (``channels x channel_write_s`` on the
+    bench) plus the thermal settling of
     the step (:meth:`settle_s`, from the heaters' time constants and ``dynamics``; 0 when
     nothing changes). ``measure`` models each row as a full
     write of the changed channels plus settling and one detector read of ``read_s``; its rows
@@ -145,6 +152,10 @@ class EmulatedDriver:
     The chip sees every current through the driver's DAC (:meth:`_dac`: the nearest of
     ``chip.heaters.dac_bits`` codes over full scale, 16 bits by default as a Qontrol-class
     driver); ``currents()`` reads back the set points as written.
+
+    ``electronics``: the driver class whose electronics time a write takes
+    (:mod:`firmware.electronics`: ``parallel``, ``product``, ...; None: the lab bench's, one
+    channel after another, ``channel_write_s`` each).
     """
 
     def __init__(
@@ -156,11 +167,13 @@ class EmulatedDriver:
         read_s: float = DEFAULT_READ_S,
         launch_mW: float | Sequence[float] = LAUNCH_MW,
         dynamics: ThermalDynamics | None = None,
+        electronics: DriverClass | None = None,
     ) -> None:
         if channel_write_s < 0 or read_s < 0:
             raise SettingsError(f"times must be >= 0 s, got {channel_write_s}, {read_s}")
         self.chip = chip
         self.channel_write_s = channel_write_s
+        self._electronics = electronics
         self.settle_tolerance = settle_tolerance
         self.dynamics = dynamics or ThermalDynamics()
         self.read_s = read_s
@@ -190,6 +203,14 @@ class EmulatedDriver:
         self._launch_mW = np.broadcast_to(raw.astype(float), (n,)).copy()
 
     @property
+    def electronics(self) -> DriverClass:
+        """The driver class a write is timed by (the bench's, with ``channel_write_s``, unless
+        another was given)."""
+        if self._electronics is not None:
+            return self._electronics
+        return DriverClass("bench", channel_s=self.channel_write_s)
+
+    @property
     def n_channels(self) -> int:
         return self.chip.n_heaters
 
@@ -215,7 +236,8 @@ class EmulatedDriver:
             raise DriverError(f"link lost after {done} of {ch.size} channels")
         seconds = 0.0
         if np.any(new != self._current):
-            seconds = ch.size * self.channel_write_s + self.settle_s(self._current, new)
+            electronics = self.electronics.electronics_s(ch.size, self.n_channels)
+            seconds = electronics + self.settle_s(self._current, new)
         self._current = new
         self.elapsed_s += seconds
         return seconds
@@ -307,8 +329,9 @@ class EmulatedDriver:
         path = np.vstack([self._current, rows, self._current])
         written = np.count_nonzero(path[1:] != path[:-1], axis=1)
         steps = self._steps(path)
+        electronics, n = self.electronics, self.n_channels
         for i in np.flatnonzero(written):  # each row written as one write, then settled
-            self.elapsed_s += written[i] * self.channel_write_s + self._settle(steps[i])
+            self.elapsed_s += electronics.electronics_s(int(written[i]), n) + self._settle(steps[i])
         self.elapsed_s += len(rows) * self.read_s
         return seen if outputs is None else seen[:, list(outputs)]
 

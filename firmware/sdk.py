@@ -40,6 +40,7 @@ from firmware.controller.measure import UNITS, in_unit
 from firmware.controller.schedule import MAX_DWELL_S, MAX_SCHEDULE_STEPS, MIN_DWELL_S
 from firmware.declarations import bind
 from firmware.driver import LAUNCH_MW, EmulatedDriver
+from firmware.electronics import DriverClass, driver_class
 from firmware.fabric import CircuitSchedule, Job, Link, circuit_timing
 from firmware.scpi_errors import drain_errors
 from firmware.store import Store
@@ -145,6 +146,7 @@ class Switch:
         state_dir: str | Path | None = None,
         launch_mW: float | Sequence[float] = LAUNCH_MW,
         pitch_um: tuple[float, float] | None = None,
+        driver: str | DriverClass = "bench",
     ) -> Switch:
         """A switch on an emulated chip in this process.
 
@@ -157,8 +159,11 @@ class Switch:
         for every endpoint, or one each): the light :meth:`powers` reads, the emulated world's
         (``transport.controller.driver.launch_mW`` changes it later); ``pitch_um``: a feed-forward
         chip's (column, mode) pitch, um, e.g. ``(60, 20)`` for a dense chip whose thermal crosstalk
-        ``calibrate()`` then calibrates (None: the default).
+        ``calibrate()`` then calibrates (None: the default); ``driver``: the heater driver's
+        class (:mod:`firmware.electronics`: ``bench``, ``parallel``, ``product``,
+        ``integrated``), which times every reconfiguration the switch reports.
         """
+        electronics = driver if isinstance(driver, DriverClass) else driver_class(driver)
         topology = topologies.topology(mesh)
         chip = build_chip(mesh, ports, seed, rings, pitch_um)
         fabric = topology.fabric(ports)
@@ -171,10 +176,12 @@ class Switch:
             if store is not None and store.read_calibration() is None:
                 store.write_calibration(calibration)  # shipped in the device's memory
                 calibration = None  # the controller loads it from the store
-        driver = EmulatedDriver(chip, rng=np.random.default_rng(seed), launch_mW=launch_mW)
+        hardware = EmulatedDriver(
+            chip, rng=np.random.default_rng(seed), launch_mW=launch_mW, electronics=electronics
+        )
         layout = chip.heater_layout
         controller = Controller(
-            driver, fabric, store, ring_cfg, calibration, model, str(seed), layout
+            hardware, fabric, store, ring_cfg, calibration, model, str(seed), layout
         )
         return cls(InProcessTransport(controller))
 
@@ -435,6 +442,14 @@ class Switch:
     # ---- system ----------------------------------------------------------------------------
     def idn(self) -> str:
         return self._ask("*IDN")
+
+    def driver_class(self) -> DriverClass:
+        """The heater driver's class, as the switch reports it (``SYST:DRIV?``)."""
+        name, update, channel, bus, full = self._ask("SYSTem:DRIVer").split(",")
+        try:
+            return DriverClass(name, float(update), float(channel), int(bus), float(full))
+        except (ValueError, SettingsError) as exc:
+            raise SwitchError(-300, f"bad SYST:DRIV? reply: {exc}") from None
 
     def reset(self) -> float:
         return self._send("*RST")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from firmware.electronics import DRIVER_CLASSES
 from photonics.chips import topologies
 from photonics.errors import SettingsError
 from pswitch import args as types
@@ -107,6 +108,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         f"switch, up to {MAX_EMULATED_PORTS} ports), model (the heater write model, no "
         "switch), or a switch's VISA resource",
     )
+    parser.add_argument(
+        "--driver",
+        choices=list(DRIVER_CLASSES),
+        default=None,
+        help="the heater driver's class, which times each reconfiguration on the emulator and "
+        "the model: bench (default: 0.5 ms a channel, one after another), parallel (DACs "
+        "updated at once), product (15-90 ms), integrated (co-packaged); a switch's resource "
+        "reports its own",
+    )
     parser.add_argument("--seed", type=types.seed, default=0, help="seed of the emulated chip")
     parser.add_argument(
         "--straggler-ms",
@@ -153,6 +163,11 @@ def check(args: argparse.Namespace) -> int:
             raise SettingsError(
                 "sweep chooses the straggler's delays itself; leave --straggler-ms out"
             )
+    if args.driver is not None and args.switch not in ("emulator", "model"):
+        raise SettingsError(
+            "--driver sets the emulator's or the model's driver; a switch's resource reports "
+            "its own (SYST:DRIV?): leave --driver out"
+        )
     if args.plot is not None and args.plot.suffix.lower() != ".png":
         raise SettingsError(f"--plot writes a PNG; give a file name ending .png, got {args.plot}")
     return check_switch(args)

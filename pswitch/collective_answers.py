@@ -13,6 +13,7 @@ from pswitch import args as types
 from pswitch.collective_run import (
     MAX_PORTS,
     describe,
+    driver_of,
     human,
     link_of,
     ms,
@@ -170,10 +171,11 @@ def sweep(args: argparse.Namespace) -> dict[str, Any]:
     for p in rank_counts(args.ranks):
         ports = args.ports or p
         with switch_of(args, ports, link) as (fabric, reconfigure, source):
-            lines = all_reduce_lines(p, fabric, link, reconfigure)
+            lines = all_reduce_lines(p, fabric, link, reconfigure, driver_of(args))
             a2a = None
             if isinstance(fabric, FeedForwardFabric):
-                a2a = all_to_all_crossover(p, fabric, link, reconfigure).crossover_bytes
+                cross = all_to_all_crossover(p, fabric, link, reconfigure, driver_of(args))
+                a2a = cross.crossover_bytes
         ports_of[str(p)] = fabric.n_ports
         sources.append(source)
         static = lines.static_ring

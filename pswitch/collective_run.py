@@ -15,6 +15,7 @@ from photonics.chips import topologies
 from photonics.errors import SettingsError
 
 if TYPE_CHECKING:  # the compiler is imported when the command runs, not with its parser
+    from firmware.electronics import DriverClass
     from firmware.fabric import CircuitSchedule, Collective, Link
     from firmware.fabric.collective_sweep import Reconfigure
     from firmware.sdk import Switch
@@ -120,12 +121,15 @@ def switch_of(
     from firmware.sdk import Switch
 
     topology = topologies.topology(args.mesh)
+    electronics = driver_of(args)
     if args.switch == "model":
-        yield topology.fabric(ports), lambda _: HeaterWriteModel(), "the heater write model"
+        model = HeaterWriteModel(electronics)
+        source = f"the heater write model ({electronics.name} driver)"
+        yield topology.fabric(ports), lambda _: model, source
         return
     sw: Switch
     if args.switch == "emulator":
-        sw = Switch.emulated(ports=ports, mesh=args.mesh, seed=args.seed)
+        sw = Switch.emulated(ports=ports, mesh=args.mesh, seed=args.seed, driver=electronics)
         fabric = sw.transport.controller.fabric
     else:
         from hil.visa import Session
@@ -138,12 +142,20 @@ def switch_of(
     with sw:
         idn = sw.idn()
         model = idn.split(",")[1] if "," in idn else idn
+        name = sw.driver_class().name
 
         def run(s: CircuitSchedule) -> tuple[float, ...]:
             sw.disconnect()  # every collective starts from the cleared switch
             return sw.run_collective(s, link)
 
-        yield fabric, run, f"switch {model}, its own times (SCH:LOAD, SCH:STAR, SCH:STEP)"
+        yield fabric, run, f"switch {model} ({name} driver), its own times (SCH:LOAD, STAR, STEP)"
+
+
+def driver_of(args: argparse.Namespace) -> DriverClass:
+    """The driver class ``--driver`` names (the bench's when left out)."""
+    from firmware.electronics import driver_class
+
+    return driver_class(getattr(args, "driver", None) or "bench")
 
 
 def link_of(args: argparse.Namespace) -> Link:

@@ -25,6 +25,19 @@ class SystemCommands(Core):
     def identify(self) -> str:
         return self.idn
 
+    @query(
+        "SYSTem:DRIVer",
+        reply="class,update,channel,bus,full",
+        summary="The heater driver's class and its electronics' timing: the time of an update "
+        "(s), of each channel loaded one after another (s) on buses of that many channels (0: "
+        "one bus), and the time added pro rata of the channels written (s). A reconfiguration "
+        "takes that, then the heaters' settling (docs/physics.md, section 5.3).",
+        example="SYST:DRIV?",
+    )
+    def driver_class(self) -> list[object]:
+        d = self.driver.electronics
+        return [d.name, d.update_s, d.channel_s, d.bus_channels, d.full_s]
+
     @command(
         "*RST",
         summary="Reset: routes cleared, heaters off, schedule stopped, rings unlocked, limits to "

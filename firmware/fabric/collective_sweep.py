@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from firmware.electronics import BENCH, DriverClass
 from firmware.fabric.collective_timing import (
     CircuitSchedule,
     Link,
@@ -129,16 +130,17 @@ class AllReduceLines:
 
 
 def all_reduce_lines(
-    p: int, fabric: Fabric, link: Link, reconfigure: Reconfigure
+    p: int, fabric: Fabric, link: Link, reconfigure: Reconfigure, driver: DriverClass = BENCH
 ) -> AllReduceLines:
-    """:class:`AllReduceLines` of ``p`` ranks on ports 0..p-1 of ``fabric``."""
+    """:class:`AllReduceLines` of ``p`` ranks on ports 0..p-1 of ``fabric`` (the static ring
+    set by the ``driver`` class)."""
     optical, spent, electrical = {}, {}, {}
     for k, make in ALL_REDUCES.items():
         optical[k], spent[k] = optical_line(make, p, fabric, link, reconfigure)
         electrical[k] = electrical_line(make, p, link)
     static = None
     if isinstance(fabric, FeedForwardFabric):
-        static = static_ring(ring_all_reduce, p, fabric, link)
+        static = static_ring(ring_all_reduce, p, fabric, link, driver)
     return AllReduceLines(p, optical, spent, electrical, static)
 
 
@@ -147,16 +149,17 @@ def static_ring(
     p: int,
     fabric: FeedForwardFabric,
     link: Link,
+    driver: DriverClass = BENCH,
 ) -> Affine:
     """``make`` of ``p`` ranks on the *static ring*: the one-way ring ``i -> i + 1``, which a
     feed-forward mesh holds as one permutation, set once from the idle chip (the heater write
-    model: every cell written, then settling; the firmware's matching commands cannot hold a
-    one-way cycle, so no switch reports it), then ``make``'s rounds as on the electrical
-    switch. For :func:`~firmware.fabric.all_to_all_ring` that is exactly its relay; for
-    :func:`~firmware.fabric.ring_all_reduce` it is the textbook one-way ring all-reduce
+    model of the ``driver`` class: every cell written, then settling; the firmware's matching
+    commands cannot hold a one-way cycle, so no switch reports it), then ``make``'s rounds as on
+    the electrical switch. For :func:`~firmware.fabric.all_to_all_ring` that is exactly its relay;
+    for :func:`~firmware.fabric.ring_all_reduce` it is the textbook one-way ring all-reduce
     (``2 (p - 1)`` rounds of ``n / p`` a port, as the bidirectional ring's per direction)."""
     fabric.mesh.route(Permutation([(i + 1) % p if i < p else None for i in range(fabric.n_ports)]))
-    once = HeaterWriteModel().seconds(fabric.n_cells)
+    once = HeaterWriteModel(driver).seconds(fabric.n_cells)
     return affine(lambda n: once + electrical_timing(make(range(p), n), link).total_s)
 
 
@@ -176,11 +179,16 @@ class AllToAllCrossover:
 
 
 def all_to_all_crossover(
-    p: int, fabric: FeedForwardFabric, link: Link, reconfigure: Reconfigure
+    p: int,
+    fabric: FeedForwardFabric,
+    link: Link,
+    reconfigure: Reconfigure,
+    driver: DriverClass = BENCH,
 ) -> AllToAllCrossover:
-    """:class:`AllToAllCrossover` of ``p`` ranks on ports 0..p-1 of ``fabric``."""
+    """:class:`AllToAllCrossover` of ``p`` ranks on ports 0..p-1 of ``fabric`` (the static ring
+    set by the ``driver`` class)."""
     cover, _ = optical_line(all_to_all_pairs, p, fabric, link, reconfigure)
-    return AllToAllCrossover(p, cover, static_ring(all_to_all_ring, p, fabric, link))
+    return AllToAllCrossover(p, cover, static_ring(all_to_all_ring, p, fabric, link, driver))
 
 
 @dataclass(frozen=True)

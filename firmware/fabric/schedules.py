@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_SETTLE_TOLERANCE
+from firmware.driver import DEFAULT_SETTLE_TOLERANCE
+from firmware.electronics import BENCH, DriverClass
 from photonics.chips.switch import Fabric, SwitchPlan
 from photonics.devices.thermal import DEFAULT_TAU_S
 from photonics.devices.transients import ThermalDynamics, settle_time_s
@@ -96,47 +97,51 @@ def phases_schedule(
 
 @dataclass(frozen=True)
 class HeaterWriteModel:
-    """Reconfiguration time of a plan change as the emulated driver models it (s):
-    ``channels x channel_write_s`` plus the thermal settling of a heater's full step to within
-    ``settle_tolerance`` (:func:`photonics.devices.transients.settle_time_s` with ``tau_s`` and
-    ``dynamics``, as the driver computes it: ~39 us for 5.6 us, first order), 0 when nothing
-    changes.
+    """Reconfiguration time of a plan change as the emulated driver models it (s): the
+    ``driver`` class's electronics for the changed channels (:mod:`firmware.electronics`; the
+    lab bench's by default, 0.5 ms a channel) plus the thermal settling of a heater's full
+    step to within ``settle_tolerance`` (:func:`photonics.devices.transients.settle_time_s`
+    with ``tau_s`` and ``dynamics``, as the driver computes it: ~39 us for 5.6 us, first
+    order), 0 when nothing changes.
 
     ``channels = changed cells x channels_per_cell``; from an unknown state (previous plan
     ``None``) every cell is written.
     """
 
-    channel_write_s: float = DEFAULT_CHANNEL_WRITE_S
+    driver: DriverClass = BENCH
     tau_s: float = DEFAULT_TAU_S
     settle_tolerance: float = DEFAULT_SETTLE_TOLERANCE
     channels_per_cell: int = 1
     dynamics: ThermalDynamics = field(default_factory=ThermalDynamics)
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.channel_write_s) and self.channel_write_s >= 0):
-            raise SettingsError(f"channel_write_s must be >= 0 s, got {self.channel_write_s!r}")
+        if not isinstance(self.driver, DriverClass):
+            raise SettingsError(f"driver must be a DriverClass, got {self.driver!r}")
         _positive_time("tau_s", self.tau_s)
         if not 0 < self.settle_tolerance < 1:
             raise SettingsError(f"settle_tolerance must be in (0, 1), got {self.settle_tolerance}")
         if isinstance(self.channels_per_cell, bool) or self.channels_per_cell < 1:
             raise SettingsError(f"channels_per_cell must be >= 1, got {self.channels_per_cell!r}")
 
-    def seconds(self, n_changed_cells: int) -> float:
-        """Time to write ``n_changed_cells`` cells and let them settle, s."""
-        if n_changed_cells < 0:
-            raise SettingsError(f"n_changed_cells must be >= 0, got {n_changed_cells}")
+    def seconds(self, n_changed_cells: int, n_cells: int | None = None) -> float:
+        """Time to write ``n_changed_cells`` of the chip's ``n_cells`` cells (None: as many as
+        changed) and let them settle, s."""
+        total = n_changed_cells if n_cells is None else n_cells
+        if not 0 <= n_changed_cells <= total:
+            raise SettingsError(f"n_changed_cells must be in 0..{total}, got {n_changed_cells}")
         if n_changed_cells == 0:
             return 0.0
-        channels = n_changed_cells * self.channels_per_cell
+        per = self.channels_per_cell
+        electronics = self.driver.electronics_s(n_changed_cells * per, total * per)
         # the emulated driver's physics for one heater's full step (pi), within the tolerance
         settle = settle_time_s(
             [np.pi], [self.tau_s], None, self.dynamics, self.settle_tolerance * np.pi
         )
-        return channels * self.channel_write_s + settle
+        return electronics + settle
 
     def __call__(self, previous: SwitchPlan | None, new: SwitchPlan) -> float:
         n = new.theta.size if previous is None else int(new.changed_cells(previous).size)
-        return self.seconds(n)
+        return self.seconds(n, new.theta.size)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S, DEFAULT_SETTLE_TOLERANCE, DriverError
+from firmware.electronics import DriverClass
 from hil.errors import InstrumentError, InstrumentReportedError
 from hil.instruments.base import Connection, Detectors, check_index, check_range
 from photonics.devices.thermal import DEFAULT_R0_OHM, DEFAULT_TAU_S, settling_time_s
@@ -140,6 +141,11 @@ class Qontrol:
     @property
     def n_channels(self) -> int:
         return self._n
+
+    @property
+    def electronics(self) -> DriverClass:
+        """A lab driver's class: its channels written one after another."""
+        return DriverClass("bench", channel_s=self.channel_write_s)
 
     @property
     def n_detectors(self) -> int:

@@ -102,6 +102,11 @@ CASES: list[tuple[list[str], str]] = [
     ([*_RING, "--ranks", "1", "--bytes", "1"], "--ranks: needs an integer in 2..256"),
     ([*_RING, "--ranks", "4", "--bytes", "0"], "--bytes: needs a size > 0"),
     (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "1XB"], "--bytes: needs a size"),
+    ([*_RING4, "--driver", "warp"], "--driver: invalid choice: 'warp'"),
+    (
+        [*_RING4, "--driver", "parallel", "--switch", "TCPIP0::127.0.0.1::1::SOCKET"],
+        "a switch's resource reports its own",
+    ),
     (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "nan"], "--bytes: needs a size"),
     (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "1e300"], "<= 1 PiB"),
     (["collective", "ring-all-reduce", "--ranks", "8", "--ports", "4", "--bytes", "1"], "fewer"),

@@ -66,7 +66,7 @@ def test_the_totals_are_the_library_s_timing(capsys, name, make, ranks, ports, s
     assert [s["end_s"] for s in r["steps"]] == [t.end_s for t in optical.steps]
     transfer = sum(t.end_s - t.start_s - t.reconfigure_s for t in optical.steps)
     assert r["duty_cycle"] == pytest.approx(transfer / optical.total_s)
-    assert r["reconfiguration_source"] == "the heater write model"
+    assert r["reconfiguration_source"] == "the heater write model (bench driver)"
     row = next(x for x in r["all_reduce_compare"] if x["algorithm"] == name)
     assert row["optical_s"] == optical.total_s and row["electrical_s"] == electrical.total_s
 
@@ -119,7 +119,7 @@ LINK = Link(bandwidth_Bps=400e9 / 8, alpha_s=5e-6)
 
 def test_by_default_the_collective_runs_on_the_built_in_emulated_switch(capsys):
     r = run_json(capsys, "ring-all-reduce", "--ranks", "8", "--bytes", "1GiB")
-    assert r["reconfiguration_source"].startswith("switch EMU-CLEMENTS-8, its own times")
+    assert r["reconfiguration_source"].startswith("switch EMU-CLEMENTS-8 (bench driver), its own times")
     assert r["optical_total_s"] == on_the_emulator(ring_all_reduce, 8, 8, 2.0**30)
     # the firmware writes every heater whose current changes: more than the model's cells
     model = run_json(
@@ -238,3 +238,19 @@ def test_a_training_step_is_the_library_s_on_the_switch(capsys, tmp_path):
     assert sum(p["optical_s"] for p in r["phases"]) == pytest.approx(r["optical_total_s"])
     assert [p["compute_s"] for p in r["phases"]] == [0.01, 0.0, 0.02]
     assert (tmp_path / "step.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_driver_class_times_the_reconfigurations(capsys) -> None:
+    """Same collective, same chip: only the electronics differ, so the transfers stay and the
+    reconfigurations order as the classes do; the emulator and the model name the class."""
+    argv = ["halving-doubling", "--ranks", "8", "--bytes", "64MiB"]
+    totals = {}
+    for name in ("product", "bench", "parallel", "integrated"):
+        r = run_json(capsys, *argv, "--driver", name)
+        assert f"({name} driver)" in r["reconfiguration_source"]
+        model = run_json(capsys, *argv, "--driver", name, "--switch", "model")
+        assert model["reconfiguration_source"] == f"the heater write model ({name} driver)"
+        totals[name] = r["optical_total_s"]
+        assert r["electrical_total_s"] == model["electrical_total_s"]
+    assert list(totals.values()) == sorted(totals.values(), reverse=True)
+    assert totals["parallel"] < 1.2 * r["electrical_total_s"] < totals["bench"] / 2

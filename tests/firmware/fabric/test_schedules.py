@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from firmware.electronics import BENCH, DriverClass
 from firmware.fabric import (
     HeaterWriteModel,
     Schedule,
@@ -33,7 +34,7 @@ def test_heater_write_model_gives_the_drivers_time_per_changed_cell():
     m1, m2 = Matching([(0, 1), (2, 3)], 4), Matching([(0, 3), (1, 2)], 4)
     schedule = phases_schedule({"tp": m1, "dp": m2}, dwell_s={"tp": 4e-3, "dp": 6e-3})
     plans = plan_schedule(fabric, schedule)
-    model = HeaterWriteModel(channel_write_s=0.5e-3, tau_s=5.6e-6, settle_tolerance=1e-3)
+    model = HeaterWriteModel(BENCH, tau_s=5.6e-6, settle_tolerance=1e-3)
     changed = int(np.sum(~np.isclose(plans[0].theta, plans[1].theta)))
     assert changed > 0
     one_way = changed * 0.5e-3 + 5.6e-6 * math.log(1e3)  # ~39 us to settle to 1e-3
@@ -46,7 +47,7 @@ def test_heater_write_model_gives_the_drivers_time_per_changed_cell():
     assert schedule_timing(single, model, plan_schedule(fabric, single)).duty_cycle == 1.0
     assert model.seconds(0) == 0.0
     # a measured two-pole heater settles later, by the same physics as the driver's
-    two_pole = HeaterWriteModel(channel_write_s=0.0, dynamics=ThermalDynamics(tau2_s=3e-6))
+    two_pole = HeaterWriteModel(DriverClass("instant"), dynamics=ThermalDynamics(tau2_s=3e-6))
     assert two_pole.seconds(1) > 5.6e-6 * math.log(1e3)
     assert two_pole.seconds(1) == pytest.approx(
         settle_time_s([np.pi], [5.6e-6], None, ThermalDynamics(tau2_s=3e-6), 1e-3 * np.pi)
@@ -95,7 +96,9 @@ def test_schedule_validation():
         schedule_timing(Schedule([(m4, 1.0)]), HeaterWriteModel(), plans)
     with pytest.raises(ShapeError, match="2 ports for a 4-port"):
         plan_schedule(clements(4), Schedule([(m2, 1.0)]))
-    with pytest.raises(SettingsError, match="channel_write_s"):
-        HeaterWriteModel(channel_write_s=-1.0)
+    with pytest.raises(SettingsError, match="channel_s"):
+        HeaterWriteModel(DriverClass("broken", channel_s=-1.0))
+    with pytest.raises(SettingsError, match="DriverClass"):
+        HeaterWriteModel("bench")  # type: ignore[arg-type]
     with pytest.raises(SettingsError, match="settle_tolerance"):
         HeaterWriteModel(settle_tolerance=1.0)
