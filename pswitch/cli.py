@@ -44,6 +44,7 @@ from pswitch import (
 )
 from pswitch import args as types
 from pswitch.progress import progress_bar
+from pswitch.rack import command as rack
 from pswitch.verification import VERIFY_ISOLATION_DB, VERIFY_LOSS_DB
 
 #: Subcommands with their own module: each has ``register(sub)``, which sets ``run``.
@@ -56,6 +57,7 @@ SUBCOMMANDS = (
     calibrate,
     layout,
     yield_command,
+    rack,
     benchmarks,
 )
 

@@ -12,8 +12,8 @@ it holds. Placement, by fabric:
 - ``ideal``: any free accelerators, the ideal non-blocking switch;
 - ``server``: the fewest servers that hold the job, fullest first; a job spanning servers
   all-reduces hierarchically over their NICs;
-- ``torus``: a contiguous rectangle of the rack's ``servers x per_server`` torus (with
-  wrap-around), or the job waits.
+- ``torus``: a contiguous block of the rack's fixed torus (with wrap-around), or the job
+  waits; its collective uses the links of the dimensions the block spans.
 
 When an accelerator of a running job fails, the job loses its step in progress and, by
 policy: ``spare`` splices a free accelerator in (photonic: the chips reconfigure, then the job
@@ -81,7 +81,8 @@ class Failures:
 class Result:
     """A run's record: ``rate`` (t, total steps/s of every running job, weighted by job size:
     accelerator-steps/s), the failures' times, per job its completion time and its step time
-    at each (re)start, and the totals (accelerator-s)."""
+    at each (re)start, every placement a job was given (at its start and after each swap), the
+    allocation when the most accelerators were held, and the totals (accelerator-s)."""
 
     fabric: str
     policy: str
@@ -96,6 +97,8 @@ class Result:
     lost_failures: float = 0.0
     lost_reconfiguration: float = 0.0
     allocation: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    placements: list[tuple[int, ...]] = field(default_factory=list)
+    busiest: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
         """Throughput (accelerator-steps/s averaged over the horizon), mean job completion
@@ -136,7 +139,7 @@ class Rack:
         if size > len(self.free):
             return None
         if self.fabric == "torus":
-            return self._rectangle(size)
+            return self._block(size)
         if self.fabric == "server":
             return self._fewest_servers(size)
         return tuple(sorted(self.free)[:size])
@@ -152,22 +155,35 @@ class Rack:
                 break
         return tuple(out)
 
-    def _rectangle(self, size: int) -> tuple[int, ...] | None:
-        rows, cols = self.spec.servers, self.spec.per_server
-        for a in range(1, rows + 1):
-            if size % a or size // a > cols:
-                continue
-            b = size // a
-            for r0 in range(rows):
-                for c0 in range(cols):
-                    cells = tuple(
-                        ((r0 + i) % rows) * cols + (c0 + j) % cols
-                        for i in range(a)
-                        for j in range(b)
+    def _block(self, size: int) -> tuple[int, ...] | None:
+        """The first free block of ``size`` accelerators on the torus (shapes with the fewest
+        dimensions first: a ring, then a plane), with wrap-around."""
+        dims = self.spec.torus_shape
+        for shape in sorted(_shapes(size, dims), key=lambda s: (sum(x > 1 for x in s), s)):
+            for origin in np.ndindex(*dims):
+                cells = tuple(
+                    int(
+                        np.ravel_multi_index(
+                            tuple((o + k) % d for o, k, d in zip(origin, at, dims, strict=True)),
+                            dims,
+                        )
                     )
-                    if all(c in self.free for c in cells):
-                        return cells
+                    for at in np.ndindex(*shape)
+                )
+                if all(c in self.free for c in cells):
+                    return cells
         return None
+
+    def dims(self, accelerators: Sequence[int]) -> int:
+        """The torus dimensions a block of ``accelerators`` spans; 1 when they are no block
+        (a spare spliced in far away): their ring then shares one link's path."""
+        shape = self.spec.torus_shape
+        coords = np.array(np.unravel_index(list(accelerators), shape))
+        spans = [sorted(set(row.tolist())) for row in coords]
+        runs = all(_cyclic_run(v, d) for v, d in zip(spans, shape, strict=True))
+        if not runs or math.prod(len(v) for v in spans) != len(set(accelerators)):
+            return 1
+        return int(sum(len(v) > 1 for v in spans))
 
     def per_server(self, accelerators: Sequence[int]) -> tuple[int, ...]:
         """How many of ``accelerators`` each server holds."""
@@ -184,7 +200,7 @@ class Rack:
         elif self.fabric == "server":
             comm = model.server_domain_s(self.spec, c, self.per_server(accelerators), s)
         else:
-            comm = model.torus_s(self.spec, c, n, s)
+            comm = model.torus_s(self.spec, c, n, s, self.dims(accelerators))
         return job.compute_s + comm
 
 
@@ -224,6 +240,8 @@ def simulate(
         out.rate.append((env.now, sum(r.rate for r in running.values())))
         held = sum(len(r.accelerators) for r in running.values())
         level["busy"].append((env.now, held))
+        if held > sum(len(v) for v in out.busiest.values()):  # the allocation map's moment
+            out.busiest = {name: r.accelerators for name, r in running.items()}
         # free accelerators enough in number for the waiting job, but not in shape
         blocked = bool(queue) and queue[0].size <= len(pool.free)
         blocked = blocked and pool.place(queue[0].size) is None
@@ -247,6 +265,7 @@ def simulate(
             job = queue.pop(0)
             pool.free -= set(got)
             run = running[job.name] = _Run(job, got)
+            out.placements.append(got)
             run.process = env.process(life(run))
         record()
 
@@ -300,12 +319,13 @@ def simulate(
             yield env.timeout(failures.migrate_s)
             return pool.step_s(job, (*keep, failed))
         while True:
-            spare = _spare(pool, keep, failed)
+            spare = _spare(pool, keep)
             if spare is not None:
                 break
             yield changed[0]
         pool.free.discard(spare)
         run.accelerators = (*keep, spare)
+        out.placements.append(run.accelerators)
         wait = failures.restart_s
         if fabric == "photonic":
             swap = model.reconfigure_s(rack)
@@ -355,6 +375,7 @@ def simulate(
         horizon_s = env.now
     else:
         env.run(until=horizon_s)
+    record()  # the state at the end
     out.horizon_s = horizon_s
     out.busy = _integral(level["busy"], horizon_s)
     out.fragmented = _integral(level["fragmented"], horizon_s)
@@ -362,12 +383,27 @@ def simulate(
     return out
 
 
-def _spare(pool: Rack, keep: tuple[int, ...], failed: int) -> int | None:
-    """The free accelerator that replaces ``failed`` (None: none fits yet). A torus job needs
-    its rectangle back: only the failed accelerator itself, repaired, fits; in a server rack,
-    one in the job's own servers first."""
-    if pool.fabric == "torus":
-        return failed if failed in pool.free else None
+def _cyclic_run(values: list[int], n: int) -> bool:
+    """Whether ``values`` (sorted, distinct, in 0..n-1) are consecutive on a cycle of ``n``."""
+    gaps = sum((b - a) % n != 1 for a, b in zip(values, [*values[1:], values[0]], strict=True))
+    return len(values) in (1, n) or gaps == 1
+
+
+def _shapes(size: int, dims: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Every block shape of ``size`` accelerators that fits the torus ``dims``."""
+    if not dims:
+        return [()] if size == 1 else []
+    return [
+        (a, *rest)
+        for a in range(1, dims[0] + 1)
+        if size % a == 0
+        for rest in _shapes(size // a, dims[1:])
+    ]
+
+
+def _spare(pool: Rack, keep: tuple[int, ...]) -> int | None:
+    """The free accelerator that replaces ``failed`` (None: none yet): in a server rack one in
+    the job's own servers first, else the lowest free one."""
     if not pool.free:
         return None
     if pool.fabric == "server":

@@ -47,7 +47,9 @@ class Rack:
     chips of the ``mesh`` topology reconfigured by the ``driver`` class
     (:mod:`firmware.electronics`). Electrical as built: ``scale_up_gbps`` an accelerator inside
     its server (an NVLink-class domain), ``scale_out_gbps`` an accelerator between servers (its
-    NIC); ``torus_gbps`` a link of the fixed torus, ``torus_links`` links an accelerator.
+    NIC); the fixed torus of shape ``torus`` (its sizes multiply to the accelerators; empty:
+    ``servers x per_server``), each accelerator with two links a dimension (+ and -) of
+    ``torus_gbps`` each way.
     ``alpha_us``: the latency of one step of a collective, us.
     """
 
@@ -58,13 +60,13 @@ class Rack:
     scale_up_gbps: float = 800.0
     scale_out_gbps: float = 200.0
     torus_gbps: float = 100.0
-    torus_links: int = 4
+    torus: tuple[int, ...] = ()
     alpha_us: float = 5.0
     mesh: str = "clements"
     driver: str = "parallel"
 
     def __post_init__(self) -> None:
-        for name in ("servers", "per_server", "ports", "torus_links"):
+        for name in ("servers", "per_server", "ports"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SettingsError(f"{name} must be an integer >= 1, got {value!r}")
@@ -72,12 +74,23 @@ class Rack:
             _positive(name, getattr(self, name))
         if not (math.isfinite(self.alpha_us) and self.alpha_us >= 0):
             raise SettingsError(f"alpha_us must be >= 0, got {self.alpha_us!r}")
+        if self.torus and (
+            any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in self.torus)
+            or math.prod(self.torus) != self.accelerators
+        ):
+            raise SettingsError(
+                f"torus {self.torus} must be sizes >= 1 multiplying to {self.accelerators}"
+            )
         topologies.topology(self.mesh).check_ports(self.accelerators)
         driver_class(self.driver)
 
     @property
     def accelerators(self) -> int:
         return self.servers * self.per_server
+
+    @property
+    def torus_shape(self) -> tuple[int, ...]:
+        return self.torus or (self.servers, self.per_server)
 
     def server_of(self, accelerator: int) -> int:
         return accelerator // self.per_server
@@ -100,17 +113,16 @@ def photonic_s(rack: Rack, collective: str, ranks: int, n_bytes: float, how: Rec
 
     ``job``: the circuits form a bidirectional ring when the job starts (not counted here), and
     the collective runs over it as on a ring of direct links, half of an accelerator's ports
-    to each neighbour; ``phase`` and ``step``: the collective is compiled into the chips'
-    matchings (every port on the circuit), reconfiguring before each step whose matching
-    changes (``phase``: the first matching is set while the ranks compute, so it is free).
+    to each neighbour (all of them when there is one); ``phase`` and ``step``: the collective
+    is compiled into the chips' matchings (every port on the circuit), reconfiguring before
+    each step whose matching changes (``phase``: the first matching is set while the ranks
+    compute, so it is free).
     """
     if ranks < 2:
         return 0.0
     if how == "job":
-        return ff.electrical_timing(
-            COLLECTIVES[collective](range(ranks), n_bytes),
-            rack.link(rack.ports * rack.port_gbps / 2),
-        ).total_s
+        ring = rack.link(rack.ports * rack.port_gbps / (1 if ranks == 2 else 2))
+        return ff.electrical_timing(COLLECTIVES[collective](range(ranks), n_bytes), ring).total_s
     return _compiled(rack, collective, ranks, n_bytes, how == "phase")
 
 
@@ -170,12 +182,14 @@ def server_domain_s(
 
 
 @functools.lru_cache(maxsize=4096)
-def torus_s(rack: Rack, collective: str, ranks: int, n_bytes: float) -> float:
-    """One ``collective`` on a contiguous block of the fixed torus (s): a ring over the block,
-    the accelerator's torus links shared by its two neighbours."""
+def torus_s(rack: Rack, collective: str, ranks: int, n_bytes: float, dims: int) -> float:
+    """One ``collective`` on a block of the fixed torus spanning ``dims`` of its dimensions
+    (s): a ring over the block, as torus collectives run one ring a dimension at once, each
+    accelerator's links along those dimensions shared by its two ring neighbours (one link of
+    ``torus_gbps`` a dimension each way); the links of the other dimensions stay idle."""
     if ranks < 2:
         return 0.0
-    link = rack.link(rack.torus_links * rack.torus_gbps / 2)
+    link = rack.link(max(dims, 1) * rack.torus_gbps)
     return ff.electrical_timing(COLLECTIVES[collective](range(ranks), n_bytes), link).total_s
 
 

@@ -103,6 +103,14 @@ CASES: list[tuple[list[str], str]] = [
     ([*_RING, "--ranks", "4", "--bytes", "0"], "--bytes: needs a size > 0"),
     (["collective", "ring-all-reduce", "--ranks", "4", "--bytes", "1XB"], "--bytes: needs a size"),
     ([*_RING4, "--driver", "warp"], "--driver: invalid choice: 'warp'"),
+    # rack
+    (["rack"], "required: study"),
+    (["rack", "racetrack"], "invalid choice: 'racetrack'"),
+    (["rack", "failover", "--plot", "map.txt"], "--plot writes a PNG"),
+    (["rack", "straggler", "--driver", "bench"], "leave out --driver"),
+    (["rack", "slicing", "--output", "rows"], "--output belong to sweep, not slicing"),
+    (["rack", "sweep", "--drivers", "bench,warp"], "--drivers takes classes among"),
+    (["rack", "slicing", "--jobs", "0"], "--jobs: needs"),
     (
         [*_RING4, "--driver", "parallel", "--switch", "TCPIP0::127.0.0.1::1::SOCKET"],
         "a switch's resource reports its own",

@@ -119,7 +119,9 @@ LINK = Link(bandwidth_Bps=400e9 / 8, alpha_s=5e-6)
 
 def test_by_default_the_collective_runs_on_the_built_in_emulated_switch(capsys):
     r = run_json(capsys, "ring-all-reduce", "--ranks", "8", "--bytes", "1GiB")
-    assert r["reconfiguration_source"].startswith("switch EMU-CLEMENTS-8 (bench driver), its own times")
+    assert r["reconfiguration_source"].startswith(
+        "switch EMU-CLEMENTS-8 (bench driver), its own times"
+    )
     assert r["optical_total_s"] == on_the_emulator(ring_all_reduce, 8, 8, 2.0**30)
     # the firmware writes every heater whose current changes: more than the model's cells
     model = run_json(

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = tuple(
     next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
 )
-HEAVY = ("numba", "scipy", "gdsfactory", "matplotlib", "dask", "distributed", "pyarrow")
+HEAVY = ("numba", "scipy", "gdsfactory", "matplotlib", "dask", "distributed", "pyarrow", "simpy")
 
 
 def help_text(*command: str) -> str:
@@ -42,6 +42,7 @@ def test_every_command_is_covered() -> None:
         "calibrate",
         "layout",
         "yield",
+        "rack",
         "bench",
     }
 
