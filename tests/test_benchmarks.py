@@ -20,6 +20,7 @@ KEYS = {
     "hil": {"session_query_s", "bench_calibration_s_4", "client_checks_passed"},
     "router": {"hex_selfcal_s_32", "all_to_all_cover_size", "perms_6x6_routed"},
     "programming": {"loss_0.0_db", "loss_0.5_db"},
+    "seeds": {"reconfig_s_parallel_32", "failover_throughput_ratio", "verified_configs"},
     "yield": {"chips_per_s_per_core"},
 }
 
