@@ -1,0 +1,34 @@
+"""The figures of ``docs/rack.md``: each study's transcript and pictures, from seeded runs."""
+
+from pswitch.figures._make import Figure, pswitch, transcript, value
+
+PAGE = "docs/rack.md"
+FAILOVER = ("rack", "failover", "--plot", "failover.png")
+SLICING = ("rack", "slicing", "--plot", "slicing.png")
+RAILS = ("rack", "rails", "--plot", "rails.png")
+STRAGGLER = ("rack", "straggler")
+PRODUCT_RAILS = ("rack", "rails", "--driver", "product", "--verify", "0")
+
+
+def _picture(argv: tuple[str, ...], name: str) -> Figure:
+    return Figure(
+        PAGE,
+        transcript(argv),
+        files={f"docs/rack_{name}.png": f"{name}.png"},
+        folder=lambda: pswitch(*argv)[1],
+    )
+
+
+FIGURES: dict[str, Figure] = {
+    "rack-failover": _picture(FAILOVER, "failover"),
+    "rack-slicing": _picture(SLICING, "slicing"),
+    "rack-rails": _picture(RAILS, "rails"),
+    "rack-straggler": Figure(PAGE, transcript(STRAGGLER)),
+    "rack-failover-ratio": Figure(PAGE, value(FAILOVER, r"best electrical: ([\d.]+x)")),
+    "rack-slicing-verified": Figure(
+        PAGE, value(SLICING, r"switch: (\d+ of \d+) configurations verified")
+    ),
+    "rack-rails-product": Figure(
+        PAGE, value(PRODUCT_RAILS, r"optical per phase [\d.]+ ms \(([\d.]+x)\)")
+    ),
+}
