@@ -10,23 +10,24 @@ STRAGGLER = ("rack", "straggler")
 PRODUCT_RAILS = ("rack", "rails", "--driver", "product", "--verify", "0")
 
 
-def _picture(argv: tuple[str, ...], name: str) -> Figure:
+def _picture(argv: tuple[str, ...], name: str, slow: bool = False) -> Figure:
     return Figure(
         PAGE,
         transcript(argv),
         files={f"docs/rack_{name}.png": f"{name}.png"},
         folder=lambda: pswitch(*argv)[1],
+        slow=slow,
     )
 
 
 FIGURES: dict[str, Figure] = {
     "rack-failover": _picture(FAILOVER, "failover"),
-    "rack-slicing": _picture(SLICING, "slicing"),
+    "rack-slicing": _picture(SLICING, "slicing", slow=True),  # its trace at every class
     "rack-rails": _picture(RAILS, "rails"),
     "rack-straggler": Figure(PAGE, transcript(STRAGGLER)),
     "rack-failover-ratio": Figure(PAGE, value(FAILOVER, r"best electrical: ([\d.]+x)")),
     "rack-slicing-verified": Figure(
-        PAGE, value(SLICING, r"switch: (\d+ of \d+) configurations verified")
+        PAGE, value(SLICING, r"switch: (\d+ of \d+) configurations verified"), slow=True
     ),
     "rack-rails-product": Figure(
         PAGE, value(PRODUCT_RAILS, r"optical per phase [\d.]+ ms \(([\d.]+x)\)")

@@ -128,12 +128,16 @@ def result(args: argparse.Namespace) -> dict[str, Any]:
     from pswitch.rack import studies, sweep
 
     driver = args.driver or DEFAULT_DRIVER.get(args.study, "parallel")
+    r: dict[str, Any] | None = None
     if args.study == "failover":
-        return studies.failover(driver=driver, seed=args.seed, check=args.verify)
-    if args.study == "slicing":
-        return studies.slicing(args.jobs, args.seed, driver, check=args.verify)
-    if args.study == "rails":
-        return studies.rails(driver=driver, check=args.verify)
+        r = studies.failover(driver=driver, seed=args.seed, check=args.verify)
+    elif args.study == "slicing":
+        r = studies.slicing(args.jobs, args.seed, driver, check=args.verify)
+    elif args.study == "rails":
+        r = studies.rails(driver=driver, check=args.verify)
+    if r is not None:  # the study's figure at every class: where it holds
+        r["classes"] = [sweep.point(args.study, d, args.seed, args.jobs) for d in DRIVER_CLASSES]
+        return r
     if args.study == "straggler":
         return studies.straggler()
     from pathlib import Path

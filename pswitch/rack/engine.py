@@ -129,8 +129,8 @@ def _integral(steps: Sequence[tuple[float, float]], end: float) -> float:
 class Rack:
     """The rack's accelerators in time: free, busy, failed; placement by fabric."""
 
-    def __init__(self, rack: model.Rack, fabric: Fabric) -> None:
-        self.spec, self.fabric = rack, fabric
+    def __init__(self, rack: model.Rack, fabric: Fabric, how: model.Reconfigure = "job") -> None:
+        self.spec, self.fabric, self.how = rack, fabric, how
         self.free = set(range(rack.accelerators))
         self.failed: set[int] = set()
 
@@ -194,7 +194,7 @@ class Rack:
         """One step of ``job`` on ``accelerators``, s."""
         n, c, s = len(accelerators), job.collective, job.dp_bytes
         if self.fabric == "photonic":
-            comm = model.photonic_s(self.spec, c, n, s, "job")
+            comm = model.photonic_s(self.spec, c, n, s, self.how)
         elif self.fabric == "ideal":
             comm = model.ideal_s(self.spec, c, n, s)
         elif self.fabric == "server":
@@ -220,8 +220,12 @@ def simulate(
     policy: Policy = "spare",
     horizon_s: float | None = None,
     seed: int = 0,
+    reconfigure: model.Reconfigure = "job",
 ) -> Result:
-    """Run ``jobs`` on ``rack`` over ``fabric`` until they are done (or ``horizon_s``)."""
+    """Run ``jobs`` on ``rack`` over ``fabric`` until they are done (or ``horizon_s``); a
+    photonic job's circuits change per ``reconfigure``: once when it starts (``job``), or at
+    every step of its all-reduce (``step``: compiled into the chips' matchings, each change
+    timed by the rack's driver class)."""
     if fabric not in FABRICS:
         raise SettingsError(f"fabric must be one of {', '.join(FABRICS)}, got {fabric!r}")
     if policy not in ("spare", "migrate"):
@@ -229,7 +233,10 @@ def simulate(
     too_big = [j.name for j in jobs if j.size > rack.accelerators]
     if too_big:
         raise SettingsError(f"jobs {too_big} need more than the rack's {rack.accelerators}")
-    env, pool, rng = simpy.Environment(), Rack(rack, fabric), np.random.default_rng(seed)
+    if reconfigure not in ("job", "phase", "step"):
+        raise SettingsError(f"reconfigure must be job, phase or step, got {reconfigure!r}")
+    env, rng = simpy.Environment(), np.random.default_rng(seed)
+    pool = Rack(rack, fabric, reconfigure)
     out = Result(fabric, policy, 0.0, rack.accelerators, rate=[(0.0, 0.0)])
     queue: list[JobSpec] = []
     running: dict[str, _Run] = {}

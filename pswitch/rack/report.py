@@ -51,8 +51,10 @@ def slicing(r: dict[str, Any]) -> list[str]:
             f"  {name:<10} {m['throughput']:11.1f} {m['jct_s']:9.1f} "
             f"{100 * m['utilization']:11.1f}% {100 * m['fragmentation']:10.2f}%"
         )
-    p = r["prototype"]
+    p, step = r["prototype"], r["per_step"]
     lines += [
+        f"  photonic reconfigured at every step of each all-reduce instead of per job: "
+        f"throughput {step['throughput']:.1f}, JCT {step['jct_s']:.1f} s",
         f"  over the trace, photonic slices over the torus: all-reduce "
         f"{r['trace_collective_speedup']:.2f}x, step {r['trace_training_speedup']:.2f}x",
         f"  the prototype's 2-GPU slice, 2 ports against 1: all-reduce "
@@ -103,9 +105,29 @@ def sweep(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: What a study's figure at each class is.
+FIGURE = {
+    "failover": "throughput ratio",
+    "slicing": "trace training speed-up",
+    "rails": "per-phase step over the electrical rail",
+}
+
+
+def classes(r: dict[str, Any]) -> list[str]:
+    """The study's figure at every driver class, with the class's reconfiguration time."""
+    if "classes" not in r:
+        return []
+    cells = [f"{c['driver']} ({_time(c['reconfigure_s'])}) {c['figure']:.3f}" for c in r["classes"]]
+    return [f"  {FIGURE[r['study']]} at each driver class: " + ", ".join(cells)]
+
+
+def _time(seconds: float) -> str:
+    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+
+
 def text(r: dict[str, Any]) -> str:
     lines = {"failover": failover, "slicing": slicing, "rails": rails, "straggler": straggler}
-    out = lines.get(r["study"], sweep)(r)
+    out = lines.get(r["study"], sweep)(r) + classes(r)
     if "plot" in r:
         out.append(f"plot: {r['plot']}")
     return "\n".join(out)

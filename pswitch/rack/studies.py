@@ -119,6 +119,7 @@ def slicing(
     rack = replace(setups.TORUS_RACK, driver=driver)
     trace = tenant_trace(jobs, seed)
     runs = {f: engine.simulate(rack, f, trace) for f in ("torus", "photonic", "server")}
+    per_step = engine.simulate(rack, "photonic", trace, reconfigure="step")
     comm, step = [], []
     for j in trace:
         torus_step, photonic_step = (
@@ -134,6 +135,7 @@ def slicing(
         "jobs": jobs,
         "prototype": prototype_slice(),
         "fabrics": {f: r.metrics() for f, r in runs.items()},
+        "per_step": per_step.metrics(),
         "trace_collective_speedup": float(np.exp(np.mean(np.log(comm)))),
         "trace_training_speedup": float(np.exp(np.mean(np.log(step)))),
         "allocation": {f: {k: list(v) for k, v in r.busiest.items()} for f, r in runs.items()},

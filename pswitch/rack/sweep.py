@@ -36,8 +36,9 @@ STUDIES: dict[str, Any] = {
 Progress = Callable[[str, int, int], None]
 
 
-def point(study: str, driver: str, seed: int) -> dict[str, Any]:
-    """One point of a sweep: ``study`` at ``driver`` and ``seed``, as a flat row."""
+def point(study: str, driver: str, seed: int, jobs: int = 60) -> dict[str, Any]:
+    """One point of a sweep: ``study`` at ``driver`` and ``seed`` (slicing: of ``jobs``
+    jobs), as a flat row."""
     from dataclasses import replace
 
     rack = replace(STUDIES[study], driver=driver)
@@ -52,12 +53,14 @@ def point(study: str, driver: str, seed: int) -> dict[str, Any]:
         r = studies.failover(driver=driver, seed=seed)
         row |= {"figure": r["throughput_ratio"], "swap_s": r["swap"]["total_s"]}
     elif study == "slicing":
-        r = studies.slicing(seed=seed, driver=driver)
+        r = studies.slicing(jobs=jobs, seed=seed, driver=driver)
         row |= {
             "figure": r["trace_training_speedup"],
             "collective_speedup": r["trace_collective_speedup"],
             "fragmentation_torus": r["fabrics"]["torus"]["fragmentation"],
             "fragmentation_photonic": r["fabrics"]["photonic"]["fragmentation"],
+            "per_step_over_per_job": r["per_step"]["throughput"]
+            / r["fabrics"]["photonic"]["throughput"],
         }
     else:
         r = studies.rails(driver=driver)
@@ -95,10 +98,11 @@ def run(
     workers: int | None = None,
     scheduler: str | None = None,
     progress: Progress | None = None,
+    client: Any = None,
 ) -> list[dict[str, Any]]:
     """Every point of ``study`` x ``drivers`` x seeds 0..``seeds``-1 not yet in ``folder``, on
-    Dask; every row of the sweep, in (driver, seed) order. A folder of another sweep is
-    refused."""
+    Dask (``client``, else a local cluster of ``workers`` or the one of ``scheduler``); every
+    row of the sweep, in (driver, seed) order. A folder of another sweep is refused."""
     from distributed import as_completed
 
     if study not in STUDIES:
@@ -114,7 +118,7 @@ def run(
     tick("points", len(wanted) - len(missing), len(wanted))
     if missing:
         with ExitStack() as stack:
-            client = cluster(workers, scheduler, stack)
+            client = client if client is not None else cluster(workers, scheduler, stack)
             futures = client.map(
                 point,
                 [study] * len(missing),

@@ -86,3 +86,17 @@ def test_bad_runs_are_refused():
         simulate(RACK, "photonic", [job("a", 33)])
     with pytest.raises(SettingsError, match="size must be an integer >= 1"):
         job("a", 0)
+
+
+def test_reconfiguring_every_step_pays_the_driver_class_each_time():
+    jobs = [job("a", 8, 50), job("b", 4, 50, at=2.0)]
+    fast, slow = (
+        model.Rack(servers=4, per_server=8, ports=8, driver=d) for d in ("parallel", "bench")
+    )
+    per_job = simulate(fast, "photonic", jobs)
+    per_step = {r.driver: simulate(r, "photonic", jobs, reconfigure="step") for r in (fast, slow)}
+    # every port on each circuit: faster than the ring per job, unless the driver is slow
+    assert per_step["parallel"].step_s["a"][0] < per_job.step_s["a"][0]
+    assert per_step["bench"].step_s["a"][0] > 2 * per_job.step_s["a"][0]
+    with pytest.raises(SettingsError, match="reconfigure must be job, phase or step"):
+        simulate(fast, "photonic", jobs, reconfigure="never")  # type: ignore[arg-type]
