@@ -3,9 +3,9 @@ steps) and accelerator failures, on one fabric with one failure policy, measurin
 job completion, utilization, fragmentation and the time lost to failures and reconfiguration.
 Times in s.
 
-A job runs ``steps`` training steps of ``compute_s`` of computation then one all-reduce of
-``dp_bytes`` among its accelerators, priced by :mod:`pswitch.rack.model` on the accelerators
-it holds. Placement, by fabric:
+A job (:class:`pswitch.rack.jobs.JobSpec`) runs ``steps`` training steps, each its
+computation then its parallelism groups' collectives, priced on the accelerators it holds
+(:func:`pswitch.rack.jobs.step_s`). Placement, by fabric:
 
 - ``photonic``: any free accelerators (the switch gives any subset a ring at full bandwidth);
   its circuits are set when the job starts (one reconfiguration of the chips);
@@ -33,34 +33,12 @@ import numpy as np
 import simpy
 
 from photonics.errors import SettingsError
-from pswitch.rack import model
+from pswitch.rack import jobs, model
+from pswitch.rack.jobs import JobSpec
 
 Fabric = Literal["photonic", "ideal", "server", "torus"]
 Policy = Literal["spare", "migrate"]
 FABRICS: tuple[Fabric, ...] = ("photonic", "ideal", "server", "torus")
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    """A job: ``size`` accelerators arriving at ``arrival_s`` for ``steps`` steps of
-    ``compute_s`` then an all-reduce of ``dp_bytes`` (the ``collective`` of
-    :data:`pswitch.rack.model.COLLECTIVES`)."""
-
-    name: str
-    size: int
-    steps: int
-    compute_s: float
-    dp_bytes: float
-    arrival_s: float = 0.0
-    collective: str = "ring"
-
-    def __post_init__(self) -> None:
-        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
-            raise SettingsError(f"job {self.name}: size must be an integer >= 1, got {self.size!r}")
-        if not isinstance(self.steps, int) or self.steps < 1:
-            raise SettingsError(f"job {self.name}: steps must be an integer >= 1")
-        if self.collective not in model.COLLECTIVES:
-            raise SettingsError(f"job {self.name}: unknown collective {self.collective!r}")
 
 
 @dataclass(frozen=True)
@@ -185,23 +163,9 @@ class Rack:
             return 1
         return int(sum(len(v) > 1 for v in spans))
 
-    def per_server(self, accelerators: Sequence[int]) -> tuple[int, ...]:
-        """How many of ``accelerators`` each server holds."""
-        counts = np.bincount([self.spec.server_of(a) for a in accelerators], minlength=1)
-        return tuple(int(c) for c in counts)
-
     def step_s(self, job: JobSpec, accelerators: Sequence[int]) -> float:
-        """One step of ``job`` on ``accelerators``, s."""
-        n, c, s = len(accelerators), job.collective, job.dp_bytes
-        if self.fabric == "photonic":
-            comm = model.photonic_s(self.spec, c, n, s, self.how)
-        elif self.fabric == "ideal":
-            comm = model.ideal_s(self.spec, c, n, s)
-        elif self.fabric == "server":
-            comm = model.server_domain_s(self.spec, c, self.per_server(accelerators), s)
-        else:
-            comm = model.torus_s(self.spec, c, n, s, self.dims(accelerators))
-        return job.compute_s + comm
+        """One step of ``job`` on ``accelerators``, s (:func:`pswitch.rack.jobs.step_s`)."""
+        return jobs.step_s(self.spec, self.fabric, self.how, job, accelerators, self.dims)
 
 
 class _Run:

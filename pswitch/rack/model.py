@@ -18,6 +18,7 @@ from typing import Literal
 
 from firmware import fabric as ff
 from firmware.electronics import driver_class
+from firmware.fabric.training import sends
 from photonics.chips import topologies
 from photonics.errors import SettingsError
 
@@ -29,6 +30,8 @@ COLLECTIVES = {
     "ring": ff.ring_all_reduce,
     "halving-doubling": ff.halving_doubling_all_reduce,
     "straggler": ff.straggler_all_reduce,
+    # a pipeline's stages, each sending its activations to the next at once
+    "chain": lambda ports, n_bytes: sends([list(ports)], n_bytes),
 }
 
 
@@ -108,12 +111,20 @@ def _fabric(mesh: str, n: int):
 
 
 @functools.lru_cache(maxsize=4096)
-def photonic_s(rack: Rack, collective: str, ranks: int, n_bytes: float, how: Reconfigure) -> float:
+def photonic_s(
+    rack: Rack,
+    collective: str,
+    ranks: int,
+    n_bytes: float,
+    how: Reconfigure,
+    ports: int | None = None,
+) -> float:
     """One ``collective`` of ``ranks`` ranks, ``n_bytes`` each, on the photonic rack (s).
 
     ``job``: the circuits form a bidirectional ring when the job starts (not counted here), and
-    the collective runs over it as on a ring of direct links, half of an accelerator's ports
-    to each neighbour (all of them when there is one); ``phase`` and ``step``: the collective
+    the collective runs over it as on a ring of direct links, half of the ``ports`` it holds
+    (None: all of an accelerator's) to each neighbour (all of them when there is one); ``phase``
+    and ``step``: the collective
     is compiled into the chips' matchings (every port on the circuit), reconfiguring before
     each step whose matching changes (``phase``: the first matching is set while the ranks
     compute, so it is free).
@@ -121,7 +132,8 @@ def photonic_s(rack: Rack, collective: str, ranks: int, n_bytes: float, how: Rec
     if ranks < 2:
         return 0.0
     if how == "job":
-        ring = rack.link(rack.ports * rack.port_gbps / (1 if ranks == 2 else 2))
+        held = rack.ports if ports is None else ports
+        ring = rack.link(held * rack.port_gbps / (1 if ranks == 2 else 2))
         return ff.electrical_timing(COLLECTIVES[collective](range(ranks), n_bytes), ring).total_s
     return _compiled(rack, collective, ranks, n_bytes, how == "phase")
 

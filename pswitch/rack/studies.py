@@ -15,7 +15,8 @@ from firmware import fabric as ff
 from firmware.driver import DEFAULT_READ_S
 from firmware.electronics import driver_class
 from pswitch.rack import engine, model, setups, verify
-from pswitch.rack.engine import Failures, JobSpec
+from pswitch.rack.engine import Failures
+from pswitch.rack.jobs import JobSpec
 
 
 def checked(rack: model.Rack, matchings: list, count: int, seed: int) -> dict[str, Any] | None:

@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from photonics import SettingsError
 from pswitch.rack import model
-from pswitch.rack.engine import FABRICS, Failures, JobSpec, simulate
+from pswitch.rack.engine import FABRICS, Failures, simulate
+from pswitch.rack.jobs import JobSpec
 
 RACK = model.Rack(servers=4, per_server=8, ports=8)
 
