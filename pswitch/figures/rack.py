@@ -29,6 +29,7 @@ FIGURES: dict[str, Figure] = {
     "rack-slicing-verified": Figure(
         PAGE, value(SLICING, r"switch: (\d+ of \d+) configurations verified"), slow=True
     ),
+    "rack-straggler-trace": Figure(PAGE, value(STRAGGLER, r"throughput ([\d.]+x) ring's")),
     "rack-rails-product": Figure(
         PAGE, value(PRODUCT_RAILS, r"optical per phase [\d.]+ ms \(([\d.]+x)\)")
     ),

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from firmware import fabric as ff
 from photonics.errors import SettingsError
 from pswitch.rack import model
 
@@ -34,7 +35,10 @@ class JobSpec:
     ``compute_s`` (s) then its collectives: ``tp`` x ``pp`` x data-parallel replicas
     (``size / (tp pp)``), all-reducing ``tp_bytes`` in each tensor group and ``dp_bytes`` in each
     data-parallel group (with the ``collective`` of :data:`pswitch.rack.model.COLLECTIVES`),
-    each pipeline stage sending ``pp_bytes`` to the next."""
+    each pipeline stage sending ``pp_bytes`` to the next. ``straggler_s``: one accelerator
+    reaches each data-parallel all-reduce that late (a persistent straggler): ring and
+    halving-doubling wait for it; the straggler-aware all-reduce (``"straggler"``) works
+    meanwhile (:func:`firmware.fabric.straggler_cost`, at the phase's bandwidth)."""
 
     name: str
     size: int
@@ -47,6 +51,7 @@ class JobSpec:
     pp: int = 1
     tp_bytes: float = 0.0
     pp_bytes: float = 0.0
+    straggler_s: float = 0.0
 
     def __post_init__(self) -> None:
         for key in ("size", "steps", "tp", "pp"):
@@ -61,7 +66,7 @@ class JobSpec:
             )
         if self.collective not in model.COLLECTIVES or self.collective == "chain":
             raise SettingsError(f"job {self.name}: unknown all-reduce {self.collective!r}")
-        for key in ("compute_s", "dp_bytes", "tp_bytes", "pp_bytes", "arrival_s"):
+        for key in ("compute_s", "dp_bytes", "tp_bytes", "pp_bytes", "arrival_s", "straggler_s"):
             value = getattr(self, key)
             if not (isinstance(value, int | float) and np.isfinite(value) and value >= 0):
                 raise SettingsError(f"job {self.name}: {key} must be >= 0, got {value!r}")
@@ -114,16 +119,35 @@ def step_s(
             shares[-1] += rack.ports - share * len(phases)  # the rest to the last (data) ring
     for i, (kind, collective, k, n) in enumerate(phases):
         members = job.group(kind, accelerators)
+        # a straggler-aware all-reduce is priced from ring's time on the same links
+        priced = "ring" if collective == "straggler" else collective
         if fabric == "photonic":
             mode = how if how == "job" or i == 0 else "step"
             held = shares[i] if how == "job" else None
-            total += model.photonic_s(rack, collective, k, n, mode, held)
+            t = model.photonic_s(rack, priced, k, n, mode, held)
         elif fabric == "ideal":
-            total += model.ideal_s(rack, collective, k, n)
+            t = model.ideal_s(rack, priced, k, n)
         elif fabric == "server":
             counts = np.bincount([rack.server_of(a) for a in members], minlength=1)
-            total += model.server_domain_s(rack, collective, tuple(int(c) for c in counts), n)
+            t = model.server_domain_s(rack, priced, tuple(int(c) for c in counts), n)
         else:
             spans = max(1, dims(accelerators) // len(phases))
-            total += model.torus_s(rack, collective, k, n, spans)
+            t = model.torus_s(rack, priced, k, n, spans)
+        if kind == "dp" and (job.straggler_s > 0 or collective == "straggler"):
+            t = job.straggler_s + _late(rack, collective, k, n, t, job.straggler_s)
+        total += t
     return total
+
+
+def _late(
+    rack: model.Rack, collective: str, k: int, n: float, ring_s: float, delay: float
+) -> float:
+    """A data-parallel all-reduce's time from the straggler's arrival (s): as priced
+    (``ring_s``) for ring and halving-doubling; for the straggler-aware one the published cost
+    model at the bandwidth that gives ring its time on these links."""
+    if collective != "straggler" or k < 3:
+        return ring_s
+    alpha = rack.alpha_us * 1e-6
+    beta = (ring_s - 2 * (k - 1) * alpha) / (2 * (k - 1) / k * n)
+    link = ff.Link(bandwidth_Bps=1 / beta, alpha_s=alpha)
+    return ff.straggler_cost(k, n, link, delay).straggler_aware_s

@@ -90,6 +90,10 @@ def straggler(r: dict[str, Any]) -> list[str]:
         f"  speed-up over ring: {r['speedup_8']:.3f}x (published: "
         f"{PUBLISHED['straggler_speedup_8']:.2f}x measured)"
     )
+    lines.append(
+        f"  a tenant trace, half its jobs with a persistent straggler using it: throughput "
+        f"{r['trace_throughput_ratio']:.3f}x ring's"
+    )
     return lines
 
 

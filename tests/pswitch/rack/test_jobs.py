@@ -72,3 +72,17 @@ def test_bad_jobs_are_refused():
     two_ports = model.Rack(servers=4, per_server=8, ports=2)
     with pytest.raises(SettingsError, match="3 rings on 2 ports; reconfigure per phase"):
         jobs.step_s(two_ports, "photonic", "job", HYBRID, range(16), no_dims)
+
+
+def test_a_persistent_straggler_costs_ring_its_delay_and_the_aware_all_reduce_less():
+    delay = 0.05
+    ring = jobs.JobSpec("r", 8, 1, 0.0, 1e9, straggler_s=delay)
+    aware = jobs.JobSpec("s", 8, 1, 0.0, 1e9, collective="straggler", straggler_s=delay)
+    t_ring, t_aware = (
+        jobs.step_s(RACK, "ideal", "job", j, range(8), no_dims) for j in (ring, aware)
+    )
+    link = RACK.link(RACK.ports * RACK.port_gbps)
+    published = ff.straggler_cost(8, 1e9, link, delay)
+    assert t_ring == pytest.approx(delay + published.ring_s)
+    assert t_aware == pytest.approx(delay + published.straggler_aware_s)
+    assert (t_ring - delay) / (t_aware - delay) == pytest.approx(published.speedup)
