@@ -1,5 +1,5 @@
 """Heater driver classes: how long a switch's electronics take to apply a new configuration,
-from a lab bench to the physical limit (``docs/physics.md``, section 5.3, has the sources).
+from a lab bench to the physical limit (``docs/physics.md``, section 7.4, has the sources).
 
 A reconfiguration is the electronics' time (:meth:`DriverClass.electronics_s`) followed by the
 heaters' thermal settling, which the emulated driver and the heater write model compute from

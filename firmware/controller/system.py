@@ -31,7 +31,7 @@ class SystemCommands(Core):
         summary="The heater driver's class and its electronics' timing: the time of an update "
         "(s), of each channel loaded one after another (s) on buses of that many channels (0: "
         "one bus), and the time added pro rata of the channels written (s). A reconfiguration "
-        "takes that, then the heaters' settling (docs/physics.md, section 5.3).",
+        "takes that, then the heaters' settling (docs/physics.md, section 7.4).",
         example="SYST:DRIV?",
     )
     def driver_class(self) -> list[object]:
