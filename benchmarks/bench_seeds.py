@@ -76,12 +76,12 @@ def _warm() -> None:
 
 
 def measure(quick: bool) -> dict[str, Any]:
-    check = 4 if quick else 12
+    check = 4 if quick else 16
     failover = studies.failover(check=check)
     slicing = studies.slicing(jobs=20 if quick else 60, check=check)
     rails = studies.rails(check=check)
     straggler = studies.straggler()
-    checks = [s["verification"] for s in (failover, slicing, rails)]
+    checks = [s["verification"] for s in (failover, slicing, slicing["hexagonal"], rails)]
     return {
         "reconfig_s_parallel_32": reconfig_32(4 if quick else 12),
         "failover_throughput_ratio": failover["throughput_ratio"],

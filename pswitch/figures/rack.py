@@ -29,6 +29,12 @@ FIGURES: dict[str, Figure] = {
     "rack-slicing-verified": Figure(
         PAGE, value(SLICING, r"switch: (\d+ of \d+) configurations verified"), slow=True
     ),
+    "rack-slicing-hex-verified": Figure(
+        PAGE, value(SLICING, r"2x4x4 torus\).*\n.*switch: (\d+ of \d+) configurations"), slow=True
+    ),
+    "rack-slicing-worst": Figure(
+        PAGE, value(SLICING, r"configurations verified \(worst isolation ([\d.]+ dB)"), slow=True
+    ),
     "rack-straggler-trace": Figure(PAGE, value(STRAGGLER, r"throughput ([\d.]+x) ring's")),
     "rack-rails-product": Figure(
         PAGE, value(PRODUCT_RAILS, r"optical per phase [\d.]+ ms \(([\d.]+x)\)")

@@ -62,7 +62,14 @@ def slicing(r: dict[str, Any]) -> list[str]:
         f"{PUBLISHED['slicing_collective_speedup']:.2f}x), training "
         f"{p['training_speedup']:.2f}x (published: {PUBLISHED['slicing_training_speedup']:.2f}x)",
     ]
-    return lines + _verification(r.get("verification"))
+    lines += _verification(r.get("verification"))
+    hexagonal = r["hexagonal"]
+    frag = hexagonal["fabrics"]["torus"]["fragmentation"]
+    lines.append(
+        f"  32 accelerators on the 32-endpoint hexagonal chips (2x4x4 torus): torus fragmented "
+        f"{100 * frag:.2f}%, photonic 0%"
+    )
+    return lines + _verification(hexagonal.get("verification"))
 
 
 def rails(r: dict[str, Any]) -> list[str]:

@@ -89,6 +89,21 @@ TORUS_RACK = Rack(
     mesh="clements",
     driver="parallel",
 )
+#: Half of [M]'s rack on the 32-endpoint hexagonal chip of [P] (E. Ding and R. Singh,
+#: arXiv:2501.18136: 32 ports on a 9 x 9 mesh), the largest it joins: 8 servers of 4, a
+#: 2 x 4 x 4 torus.
+HEX_RACK = Rack(
+    servers=8,
+    per_server=4,
+    ports=6,
+    port_gbps=100.0,
+    torus=(2, 4, 4),
+    torus_gbps=100.0,
+    scale_up_gbps=300.0,
+    scale_out_gbps=100.0,
+    mesh="switch32",
+    driver="parallel",
+)
 #: [O] 4 Perlmutter nodes of 4 A100s: NVLink inside a node, one 200 Gb/s NIC a GPU onto the
 #: rail (the optical rail: one OCS port a GPU at the NIC's rate).
 PERLMUTTER = Rack(

@@ -161,6 +161,20 @@ def slicing(
         "allocation": {f: {k: list(v) for k, v in r.busiest.items()} for f, r in runs.items()},
         "torus": list(rack.torus_shape),
         "verification": checked(rack, _rings(rack, runs["photonic"]), check, seed),
+        "hexagonal": _hexagonal(driver, jobs, seed, check),
+    }
+
+
+def _hexagonal(driver: str, jobs: int, seed: int, check: int) -> dict[str, Any]:
+    """The same kind of trace on the largest rack the 32-endpoint hexagonal chip joins
+    (:data:`~pswitch.rack.setups.HEX_RACK`): the torus and the photonic fabric, and a sample of
+    the photonic run's configurations verified on that chip."""
+    rack = replace(setups.HEX_RACK, driver=driver)
+    trace = tenant_trace(jobs, seed, sizes=(1, 2, 4, 8, 16))
+    runs = {f: engine.simulate(rack, f, trace) for f in ("torus", "photonic")}
+    return {
+        "fabrics": {f: r.metrics() for f, r in runs.items()},
+        "verification": checked(rack, _rings(rack, runs["photonic"]), check, seed),
     }
 
 
