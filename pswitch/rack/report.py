@@ -37,6 +37,9 @@ def failover(r: dict[str, Any]) -> list[str]:
         f"ms + reconfiguration {swap['reconfigure_s'] * 1e3:.3f} ms + restart "
         f"{swap['restart_s']:.1f} s (published: about "
         f"{PUBLISHED['failover_swap_restart_s']:.0f} s)",
+        "  left open by the papers: the steady ratio at MFU "
+        + ", ".join(f"{u:g}: {x:.2f}x" for u, x in r["open"]["mfu"].items())
+        + f"; with FP32 gradients {r['open']['fp32 gradients']:.2f}x",
     ]
     return lines + _verification(r.get("verification"))
 
@@ -85,9 +88,19 @@ def rails(r: dict[str, Any]) -> list[str]:
         "  per-phase rails beat the static ones below a reconfiguration of "
         + ("any length" if even is None else f"{even * 1e3:.1f} ms")
     )
+    lines.append(
+        "  left open by the paper: break-even at "
+        + ", ".join(f"{t:g} tokens {_even(x)}" for t, x in r["open"]["tokens"].items())
+        + "; at MFU "
+        + ", ".join(f"{u:g} {_even(x)}" for u, x in r["open"]["mfu"].items())
+    )
     lines.append("  reconfiguration s   ours    published (Opus, measured)")
     lines += [f"  {p['latency_s']:17g} {p['ours']:6.3f}x {p['published']:8.3f}x" for p in r["opus"]]
     return lines + _verification(r.get("verification"))
+
+
+def _even(seconds: float | None) -> str:
+    return "never" if seconds is None else f"{seconds * 1e3:.0f} ms"
 
 
 def straggler(r: dict[str, Any]) -> list[str]:

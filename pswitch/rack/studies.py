@@ -77,6 +77,11 @@ def failover(
         "timeline": {k: r.rate for k, r in runs.items()},
         "failure_times_s": runs["photonic, spare"].failures,
         "throughput_ratio": rows["photonic, spare"]["steps_per_s"] / best_electrical,
+        # [L]/[M] leave the utilisation and the gradients' precision open: the steady ratio
+        "open": {
+            "mfu": {u: prototype_slice(u)["training_speedup"] for u in (0.15, 0.45, 0.6)},
+            "fp32 gradients": prototype_slice(mfu, grad_bytes=4.0)["training_speedup"],
+        },
         "swap": {
             "detect_s": DEFAULT_READ_S,
             "reconfigure_s": model.reconfigure_s(rack),
@@ -178,11 +183,13 @@ def _hexagonal(driver: str, jobs: int, seed: int, check: int) -> dict[str, Any]:
     }
 
 
-def prototype_slice(mfu: float = setups.LLAMA_1B.mfu) -> dict[str, float]:
+def prototype_slice(
+    mfu: float = setups.LLAMA_1B.mfu, grad_bytes: float = setups.LLAMA_1B.grad_bytes
+) -> dict[str, float]:
     """[M]'s prototype: a 2 x 1 slice fine-tuning Llama-3.2-1B with DDP, given both optical
     ports of each server photonically against the one port the static torus gives its
     dimension: the all-reduce's and the step's speed-ups."""
-    rack, m = setups.PROTOTYPE, replace(setups.LLAMA_1B, mfu=mfu)
+    rack, m = setups.PROTOTYPE, replace(setups.LLAMA_1B, mfu=mfu, grad_bytes=grad_bytes)
     n = m.gradient_bytes()
     photonic = model.photonic_s(rack, "ring", 2, n, "job")
     torus = model.torus_s(rack, "ring", 2, n, 1)
@@ -214,52 +221,70 @@ def _opus_step(rack: model.Rack, m: setups.Model) -> tuple[ff.Collective, float]
     return ff.training_step(job, step), tp_s
 
 
-def rails(driver: str = "parallel", ports: int = 2, check: int = 0) -> dict[str, Any]:
-    """[O]: Llama-3 8B, DP2 x PP2 x TP4 on 4 nodes. The rail's step time: electrical (a
+def rails(
+    driver: str = "parallel", ports: int = 2, check: int = 0, m: setups.Model = setups.LLAMA_8B
+) -> dict[str, Any]:
+    """[O]: Llama-3 8B (``m``), DP2 x PP2 x TP4 on 4 nodes. The rail's step time: electrical (a
     rail-optimized switch at the NIC's rate), optical reconfigured per phase (every port to the
     phase's peers, the driver's reconfiguration before each phase's matchings) and optical
     static (the ``ports`` ports split between the data-parallel peer and the pipeline peers,
     set once); the per-phase ratio at each of [O]'s injected latencies beside its measured
-    slowdown, and the reconfiguration time at which per-phase stops beating static."""
+    slowdown, the reconfiguration time at which per-phase stops beating static, and that
+    time over the tokens a step and the MFU [O] leaves open."""
     rack = replace(setups.PERLMUTTER, driver=driver, ports=ports)
-    c, tp_s = _opus_step(rack, setups.LLAMA_8B)
-    fabric = model._fabric(rack.mesh, rack.accelerators)
-    schedule = ff.compile_collective(c, 16, fabric)
-    full = rack.link(rack.ports * rack.port_gbps)
-    electrical = ff.electrical_timing(c, rack.link(rack.scale_out_gbps * rack.ports)).total_s
-    static = ff.electrical_timing(c, rack.link(rack.ports * rack.port_gbps / 2)).total_s
-
-    def per_phase(rc: float) -> float:
-        return ff.circuit_timing(schedule, full, rc).total_s
-
-    with_driver = ff.circuit_timing(
-        schedule, full, ff.HeaterWriteModel(driver_class(driver))
-    ).total_s
-    lo, hi = 0.0, 10.0
-    if per_phase(hi) < static:
-        breakeven = None
-    else:
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if per_phase(mid) < static else (lo, mid)
-        breakeven = (lo + hi) / 2
+    step = _RailStep(rack, m)
+    with_driver = step.per_phase(ff.HeaterWriteModel(driver_class(driver)))
+    open_ = {
+        "tokens": {t: _RailStep(rack, replace(m, tokens=t)).breakeven() for t in (4096, 16384)},
+        "mfu": {u: _RailStep(rack, replace(m, mfu=u)).breakeven() for u in (0.2, 0.45)},
+    }
     return {
         "study": "rails",
         "driver": driver,
         "ports": ports,
-        "reconfigurations": schedule.n_changes,
-        "tp_s": tp_s,
-        "electrical_s": electrical,
+        "reconfigurations": step.schedule.n_changes,
+        "tp_s": step.tp_s,
+        "electrical_s": step.electrical,
         "per_phase_s": with_driver,
-        "static_s": static,
-        "iteration_ratio": with_driver / electrical,
-        "breakeven_reconfig_s": breakeven,
+        "static_s": step.static,
+        "iteration_ratio": with_driver / step.electrical,
+        "breakeven_reconfig_s": step.breakeven(),
+        "open": open_,
         "opus": [
-            {"latency_s": t, "ours": per_phase(t) / electrical, "published": p}
+            {"latency_s": t, "ours": step.per_phase(t) / step.electrical, "published": p}
             for t, p in zip(setups.OPUS_LATENCY_S, setups.OPUS_SLOWDOWN, strict=True)
         ],
-        "verification": checked(rack, [st.matching for st in schedule.steps], check, 0),
+        "verification": checked(rack, [st.matching for st in step.schedule.steps], check, 0),
     }
+
+
+class _RailStep:
+    """[O]'s step on a rack's rail: compiled for its chips, timed three ways (s)."""
+
+    def __init__(self, rack: model.Rack, m: setups.Model) -> None:
+        c, self.tp_s = _opus_step(rack, m)
+        fabric = model._fabric(rack.mesh, rack.accelerators)
+        self.schedule = ff.compile_collective(c, rack.accelerators, fabric)
+        self.full = rack.link(rack.ports * rack.port_gbps)
+        self.electrical = ff.electrical_timing(
+            c, rack.link(rack.scale_out_gbps * rack.ports)
+        ).total_s
+        self.static = ff.electrical_timing(c, rack.link(rack.ports * rack.port_gbps / 2)).total_s
+
+    def per_phase(self, reconfigure: Any) -> float:
+        """The per-phase step with ``reconfigure`` (s, or a model) before each change."""
+        return ff.circuit_timing(self.schedule, self.full, reconfigure).total_s
+
+    def breakeven(self, longest: float = 10.0) -> float | None:
+        """The reconfiguration time (s) at which per-phase meets static (None: beyond
+        ``longest``), by bisection: the step grows with it."""
+        if self.per_phase(longest) < self.static:
+            return None
+        lo, hi = 0.0, longest
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if self.per_phase(mid) < self.static else (lo, mid)
+        return (lo + hi) / 2
 
 
 def straggler(delays_ms: tuple[float, ...] = (0, 1, 2, 4, 8, 16, 30)) -> dict[str, Any]:
