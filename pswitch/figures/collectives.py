@@ -9,6 +9,26 @@ TRAIN = (
     "collective", "training-step", "--dp", "2", "--tp", "4", "--pp", "2", "--tp-bytes", "64MiB",
     "--dp-bytes", "1GiB", "--pp-bytes", "16MiB", "--forward-ms", "20", "--backward-ms", "40",
 )  # fmt: skip
+HD_PARALLEL = (
+    "collective",
+    "halving-doubling",
+    "--ranks",
+    "16",
+    "--bytes",
+    "1GiB",
+    "--driver",
+    "parallel",
+)
+HD_PRODUCT = (
+    "collective",
+    "halving-doubling",
+    "--ranks",
+    "16",
+    "--bytes",
+    "1GiB",
+    "--driver",
+    "product",
+)
 HD32 = ("collective", "halving-doubling", "--ranks", "32", "--bytes", "1GiB", "--mesh", "hexagonal")
 SWEEP_MODEL = ("collective", "sweep", "--ranks", "16", "--bytes", "16GiB", "--switch", "model")
 #: The sweep's all-to-all crossover for 16 ranks: the line after its rows of 16 ranks.
@@ -41,6 +61,15 @@ FIGURES: dict[str, Figure] = {
     ),
     "collective-hd-ratio": Figure(
         "docs/collectives.md", value(HD, r"ms \((\d+\.\d+)x\); duty", "{}x")
+    ),
+    "collective-hd-parallel": Figure(
+        "docs/collectives.md", value(HD_PARALLEL, r"total: optical (\d+)\.\d+ ms", "{} ms")
+    ),
+    "collective-hd-electrical-again": Figure(
+        "docs/collectives.md", value(HD_PARALLEL, r"ideal electrical (\d+)\.\d+ ms", "{} ms")
+    ),
+    "collective-hd-product": Figure(
+        "docs/collectives.md", value(HD_PRODUCT, r"total: optical (\d+)\.\d+ ms", "{} ms")
     ),
     "collective-sweep": Figure(
         "docs/collectives.md",
