@@ -160,12 +160,13 @@ def prepare_sweep(base: YieldStudy, axes: Axes, folder: Path) -> list[tuple[Yiel
     return out
 
 
-def write_part(folder: Path, rows: list[dict[str, Any]]) -> Path:
-    """Write ``rows`` as the folder's next part file, whole or not at all; its path."""
+def write_part(folder: Path, rows: list[dict[str, Any]], schema: pa.Schema | None = SCHEMA) -> Path:
+    """Write ``rows`` as the folder's next part file, whole or not at all (columns: ``schema``,
+    a chip's by default; None: as the rows have them); its path."""
     numbers = [int(p.stem.split("-")[1]) for p in folder.glob("part-*.parquet")]
     path = folder / f"part-{max(numbers, default=-1) + 1:05d}.parquet"
     hidden = folder / f".{path.name}.tmp"
-    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), hidden)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), hidden)
     os.replace(hidden, path)
     return path
 

@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from firmware.electronics import DRIVER_CLASSES
 from photonics.errors import SettingsError
 from pswitch.rack import model, setups, studies
-from pswitch.yield_study import claim, cluster
+from pswitch.yield_study import claim, cluster, write_part
 
 #: The file naming the sweep a folder holds.
 SWEEP_FILE = "_rack_sweep.json"
@@ -82,14 +80,6 @@ def read_rows(folder: Path) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def _write(folder: Path, rows: list[dict[str, Any]]) -> None:
-    numbers = [int(p.stem.split("-")[1]) for p in folder.glob("part-*.parquet")]
-    path = folder / f"part-{max(numbers, default=-1) + 1:05d}.parquet"
-    hidden = folder / f".{path.name}.tmp"
-    pq.write_table(pa.Table.from_pylist(rows), hidden)
-    os.replace(hidden, path)
-
-
 def run(
     study: str,
     drivers: list[str],
@@ -128,7 +118,7 @@ def run(
             )
             count = len(wanted) - len(missing)
             for future in as_completed(futures):
-                _write(folder, [future.result()])  # each point kept as it arrives
+                write_part(folder, [future.result()], schema=None)  # each point kept as it arrives
                 future.release()
                 count += 1
                 tick("points", count, len(wanted))
