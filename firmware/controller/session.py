@@ -7,7 +7,9 @@ A :class:`Session` runs the lines of one client: a network connection (one sessi
 declared ``execution="session"`` (``*CLS``, ``*OPC?``, ``*WAI``, ``SYST:ERR?``,
 ``SYST:ERR:COUN?``, ``SYST:TIME?``) act on the calling session alone, which their handlers
 reach as ``controller.session``. Every other command runs under the controller's
-:class:`DeviceLock`: one at a time, whoever sent it, in the order they came.
+:class:`DeviceLock`: one at a time, whoever sent it, in the order they came; a line holds it
+from its first command to its last, so no other client's command runs in between (but where
+the line waits for an overlapped operation).
 
 Overlapped operations (declared ``execution="overlapped"``: ``CAL:RUN``, ``RING:LOCK``) take
 from tens of milliseconds to seconds, and do not hold the lock all that time: before each of
@@ -18,8 +20,9 @@ millisecond on the emulator). While one runs (``controller.busy`` names it):
 - every session's queries answer, reading the state as the operation left it at its last
   step: the rings it has locked so far, the heaters it has written; the new calibration once it
   has completed. If it fails, everything goes back at once, under the lock (its transaction);
-- every session's set commands fail with -221 naming it (``CAL:RUN in progress``), but the
-  session's own (``*CLS``, ``*WAI``);
+- the other sessions' set commands fail with -221 naming it (``CAL:RUN in progress``); the
+  session's own wait for it, as if ``*WAI`` came first, so a client's ``RING:LOCK 0`` then
+  ``RING:LOCK 1`` run in order;
 - on a network session it runs in a thread of its own and the line goes on at once (an
   overlapped command of IEEE 488.2): ``*WAI`` and ``*OPC?`` wait for it, and its errors and
   its hardware time are its session's when it completes. The in-process default session runs
@@ -79,17 +82,21 @@ def current(controller: Device) -> Session:
 
 class DeviceLock:
     """One holder at a time, first come first served. The holder may :meth:`step` aside:
-    those who came meanwhile run, then it has the lock back. Not re-entrant."""
+    those who came meanwhile run, then it has the lock back. Re-entrant: a line holds it, and
+    each of its commands takes it again; :meth:`released` lets go of it while its holder waits
+    on another thread."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._queue: deque[int] = deque()  # threads: the holder, then those waiting in order
+        self._depth = 0  # how many times the holder holds it
 
     def __enter__(self) -> None:
         me = threading.get_ident()
         with self._cond:
-            if me in self._queue:
-                raise RuntimeError("the device lock is not re-entrant")
+            if self._queue and self._queue[0] == me:
+                self._depth += 1
+                return
             self._queue.append(me)
             try:
                 self._cond.wait_for(lambda: self._queue[0] == me)
@@ -97,11 +104,34 @@ class DeviceLock:
                 self._queue.remove(me)
                 self._cond.notify_all()
                 raise
+            self._depth = 1
 
     def __exit__(self, *exc: object) -> None:
         with self._cond:
-            self._queue.popleft()
-            self._cond.notify_all()
+            self._depth -= 1
+            if not self._depth:
+                self._queue.popleft()
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        """Let go of the lock (wholly) while the body runs, if this thread holds it, and take
+        it back after, behind those who came meanwhile."""
+        me = threading.get_ident()
+        with self._cond:
+            held = bool(self._queue) and self._queue[0] == me
+            depth = self._depth
+            if held:
+                self._queue.popleft()
+                self._depth = 0
+                self._cond.notify_all()
+        try:
+            yield
+        finally:
+            if held:
+                self.__enter__()
+                with self._cond:
+                    self._depth = depth
 
     def step(self) -> None:
         """Let those waiting run, then take the lock back (the holder; a no-op for others)."""
@@ -109,6 +139,7 @@ class DeviceLock:
         with self._cond:
             if len(self._queue) < 2 or self._queue[0] != me:
                 return
+            depth = self._depth
             self._queue.rotate(-1)  # the holder to the back of the queue
             self._cond.notify_all()
             interrupted: BaseException | None = None
@@ -117,6 +148,7 @@ class DeviceLock:
                     self._cond.wait()
                 except BaseException as exc:
                     interrupted = exc
+            self._depth = depth
             if interrupted is not None:
                 raise interrupted
 
@@ -153,17 +185,22 @@ class Session:
                 raise ScpiError(
                     -223, f"{', '.join(overlapped)}: at most one overlapped command a line"
                 )
-            for cmd in commands:
-                reply = self._run(cmd)
-                if cmd.query:
-                    replies.append(format_reply(reply))
+            device = any(c.spec.execution != "session" for c in commands)
+            # the whole line under the device lock: no other client's command runs inside it,
+            # but where it waits for an operation (*WAI, *OPC?, its own next write)
+            with self.controller.lock if device else contextlib.nullcontext():
+                for cmd in commands:
+                    reply = self._run(cmd)
+                    if cmd.query:
+                        replies.append(format_reply(reply))
         return ";".join(replies) if replies else None
 
     def wait(self) -> None:
         """Return when the overlapped operation this session started (if any) has completed
         (``*WAI``, ``*OPC?``)."""
         if self._operation is not None:
-            self._operation.join()
+            with self.controller.lock.released():  # the operation needs it to go on
+                self._operation.join()
 
     def arm_opc(self) -> None:
         """``*OPC``: set the OPC bit of the event status register once the operation this
@@ -197,6 +234,8 @@ class Session:
         if cmd.query:  # queries change nothing
             with c.lock:
                 return call(handler, cmd.args)
+        if self._pending:  # this client's own operation first, as *WAI would
+            self.wait()
         with c.lock:
             if c.busy:
                 raise ScpiError(

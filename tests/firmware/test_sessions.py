@@ -152,8 +152,6 @@ def test_a_calibration_in_one_session_lets_the_others_query_and_refuses_their_wr
     assert c.busy == "CAL:RUN"  # those answered while it runs
     assert other.handle("ROUT:MATC 1,2;*RST") is None  # refused: the line stops
     assert other.handle("SYST:ERR?").startswith('-221,"Settings conflict;CAL:RUN in progress')
-    assert owner.handle("HEAT:CURR 0,1") is None  # its own session's writes too
-    assert owner.handle("SYST:ERR?").startswith('-221,"Settings conflict;CAL:RUN in progress')
     assert owner.handle("*OPC?") == "1"  # waits for it
     assert c.busy == ""
     assert owner.handle("SYST:ERR?") == '0,"No error"'
@@ -161,6 +159,37 @@ def test_a_calibration_in_one_session_lets_the_others_query_and_refuses_their_wr
     after = capture(c)
     assert after.pairs == before.pairs and after.calibration != before.calibration
     assert other.handle("SYST:ERR?") == '0,"No error"'
+
+
+def test_a_clients_own_writes_wait_for_its_operation_in_order() -> None:
+    """Lab scripts write RING:LOCK 0 ... RING:LOCK 7 back to back: each waits for the one
+    before, as *WAI would, where another client's write is refused meanwhile."""
+    c = _controller(ports=4, rings=True)
+    owner = Session(c)
+    for ring in range(4):
+        assert owner.handle(f"RING:LOCK {ring}") is None
+    assert owner.handle("HEAT:CURR 0,1") is None  # after the last lock, not refused
+    assert owner.handle("*OPC?") == "1"
+    assert owner.handle("SYST:ERR?") == '0,"No error"'
+    assert sorted(c.ring_step) == [0, 1, 2, 3]
+
+
+def test_a_line_runs_whole_before_another_clients_line() -> None:
+    """ROUT:MATC m;ROUT:MATC? from two clients at once: each reads back its own matching."""
+    c = _controller(ports=8)
+    wrong: list[tuple[str, str]] = []
+
+    def client(pairs: str) -> None:
+        s = Session(c)
+        for _ in range(150):
+            reply = s.handle(f"ROUT:MATC {pairs};ROUT:MATC?")
+            if reply != pairs:
+                wrong.append((pairs, str(reply)))
+
+    threads = [_in_thread(lambda p=p: client(p)) for p in ("0,1,2,3", "0,7,1,6")]
+    for t in threads:
+        t.join()
+    assert wrong == []
 
 
 def test_wai_waits_for_the_sessions_operation_and_the_next_command_runs_after_it() -> None:
