@@ -239,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 @contextlib.contextmanager
 def _interrupts() -> Iterator[list[bool]]:
-    """Note every Ctrl-C (the list holds True once one came). Python raises KeyboardInterrupt
+    """Note every Ctrl-C or SIGTERM (the list holds True once one came), each raising
+    KeyboardInterrupt. Python raises KeyboardInterrupt
     where the main thread is; inside a callback from C (numba's compiler calls back into Python
     while it compiles) it is printed as "Exception ignored" and lost, and the compiler then
     fails with an unrelated error. The command is still interrupted: :func:`main` reports it
@@ -257,12 +258,14 @@ def _interrupts() -> Iterator[list[bool]]:
         if not issubclass(hook.exc_type, KeyboardInterrupt):
             previous_hook(hook)
 
-    previous, previous_hook = signal.signal(signal.SIGINT, on_sigint), sys.unraisablehook
-    sys.unraisablehook = unraisable
+    # SIGTERM (a service manager, `kill`) stops the command as Ctrl-C does: instruments safe
+    previous = {sig: signal.signal(sig, on_sigint) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, unraisable
     try:
         yield seen
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         sys.unraisablehook = previous_hook
 
 

@@ -237,6 +237,12 @@ class _LineServer:
             timer.cancel()
 
 
+#: accept() failures that last while descriptors are short: back off instead of spinning.
+OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+#: How long the acceptor waits before it tries again, s.
+ACCEPT_BACKOFF_S = 0.1
+
+
 class _Client:
     """One accepted TCP connection; sends are serialized (late replies come from timers)."""
 
@@ -299,7 +305,7 @@ class TcpServer(_LineServer):
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart on same port
         listener.bind((self.host, self.port))
-        listener.listen(16)
+        listener.listen(socket.SOMAXCONN)  # the system's backlog: a burst of clients waits
         self.port = listener.getsockname()[1]
         self._listener = listener
         self._wake_r, self._wake_w = os.pipe()
@@ -335,7 +341,9 @@ class TcpServer(_LineServer):
                 return
             try:
                 sock, _ = listener.accept()
-            except OSError:
+            except OSError as exc:
+                if exc.errno in OUT_OF_DESCRIPTORS:  # the pending client stays ready: wait
+                    select.select([wake], [], [], ACCEPT_BACKOFF_S)
                 continue
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             client = _Client(sock)

@@ -4,6 +4,8 @@ never get each other's errors and a calibration does not hold the others up."""
 
 from __future__ import annotations
 
+import errno
+import os
 import socket
 import threading
 import time
@@ -135,3 +137,62 @@ def test_an_operation_longer_than_the_visa_timeout_completes_through_the_sdk(ser
         sw.transport.timeout_s = 0.25
         sw.calibrate(save=False)
         assert sw.calibration()["calibrated"] and sw.errors() == [] and c.busy == ""
+
+
+def test_a_burst_of_connections_waits_in_the_backlog_not_in_syn_retries(served) -> None:
+    """300 clients connect while the acceptor is held up, then it goes on: with the system's
+    listen backlog every connection is queued and answered at once. With a backlog of 16 the
+    rest are dropped, and their clients retry after 1, 3, 7 s (15 s for some): unanswered."""
+    server, _ = served
+    socks = []
+    with server._state:  # the acceptor stops after its next accept
+        for _ in range(300):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", server.port))
+            socks.append(s)
+        time.sleep(0.2)  # the handshakes the kernel completes, it completes now
+    try:
+        for s in socks:
+            s.setblocking(True)
+            s.settimeout(30)
+            s.sendall(b"*IDN?\n")
+        start = time.monotonic()
+        replies = [s.makefile("rb").readline() for s in socks]
+        waited = time.monotonic() - start
+    finally:
+        for s in socks:
+            s.close()
+    assert all(r.startswith(b"PSWITCH,") for r in replies)
+    assert waited < 5.0  # a dropped client waits out SYN retries (1, 3, 7, 15 s) in waves
+
+
+class _ShortOfDescriptors:
+    """A listener whose accept() fails as when the process has no descriptor left (EMFILE):
+    its pending client stays ready, so a loop that retries at once spins."""
+
+    def __init__(self) -> None:
+        self._ready_r, self._ready_w = os.pipe()
+        os.write(self._ready_w, b"x")  # always readable
+        self.calls = 0
+
+    def fileno(self) -> int:
+        return self._ready_r
+
+    def accept(self) -> tuple[socket.socket, object]:
+        self.calls += 1
+        raise OSError(errno.EMFILE, "Too many open files")
+
+
+def test_out_of_descriptors_the_acceptor_backs_off() -> None:
+    server = TcpServer(SwitchFirmware(Switch.emulated(ports=4).transport.controller))
+    listener = _ShortOfDescriptors()
+    wake_r, wake_w = os.pipe()
+    loop = threading.Thread(target=server._accept_loop, args=(listener, wake_r))
+    loop.start()
+    time.sleep(0.5)
+    os.write(wake_w, b"x")
+    loop.join(timeout=5)
+    assert not loop.is_alive()
+    # a retry every ACCEPT_BACKOFF_S (0.1 s): a handful in half a second, not a spin
+    assert 1 <= listener.calls <= 10

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -201,3 +202,41 @@ def test_debug_lets_an_unexpected_error_through(monkeypatch) -> None:
     monkeypatch.setattr("pswitch.route.run", _fails(RuntimeError("boom")))
     with pytest.raises(RuntimeError, match="boom"):
         cli.main(["--debug", "route", "0-1"])
+
+
+def test_sigterm_stops_a_command_as_ctrl_c_does(tmp_path) -> None:
+    assert PSWITCH is not None
+    proc = subprocess.Popen(
+        [PSWITCH, "demo", "--ports", "32", "--plots", "plots"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    time.sleep(3)
+    assert proc.poll() is None, "finished before the signal: " + proc.communicate()[1]
+    proc.terminate()  # SIGTERM, as a service manager stops it
+    _, err = proc.communicate(timeout=120)
+    assert_interrupted(proc.returncode, err, "demo")
+    assert not (tmp_path / "plots").exists()
+
+
+def test_sigterm_stops_serve_and_closes_its_instruments(tmp_path) -> None:
+    config = tmp_path / "bench.json"
+    assert PSWITCH is not None
+    server = subprocess.Popen(
+        [PSWITCH, "serve", "--ports", "4", "--config", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not config.exists():
+        assert server.poll() is None and time.monotonic() < deadline, "serve did not start"
+        time.sleep(0.05)
+    port = int(BenchConfig.load(config).laser.resource.split("::")[2])
+    server.terminate()
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 0 and "Traceback" not in err, err
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5)
