@@ -187,6 +187,15 @@ class Bench:
             return self._conns[resource]
 
         try:
+            # the heater driver first: whatever fails to open after it, close() puts its
+            # heaters at the safe current (and the laser off, if it opened)
+            self.heaters = Qontrol(
+                opened(config.heater_driver.resource),
+                max_current_mA=config.max_current_mA,
+                power_budget_mW=config.power_budget_mW,
+                channel_write_s=config.channel_write_s,
+                settle_s=config.settle_s,
+            )
             self.meters: list[PowerMeter] = [
                 open_instrument(m.model, "power_meter", opened(m.resource), m.channels)
                 for m in config.meters
@@ -207,14 +216,7 @@ class Bench:
             self.detectors = BenchDetectors(
                 self.laser, self.selector, readout, config.input_ports(), config.ports
             )
-            self.heaters = Qontrol(
-                opened(config.heater_driver.resource),
-                detectors=self.detectors,
-                max_current_mA=config.max_current_mA,
-                power_budget_mW=config.power_budget_mW,
-                channel_write_s=config.channel_write_s,
-                settle_s=config.settle_s,
-            )
+            self.heaters.detectors = self.detectors  # the firmware's light, through the bench
             fabric = topology(config.mesh).fabric(config.ports)
             rings = Rings(config.ring_channels, tuple(range(len(config.ring_channels))))
             mesh = getattr(fabric, "mesh", None)

@@ -17,12 +17,14 @@ To add a model: write its driver (or reuse one) and add a :class:`Model` to :dat
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
 
+from hil.errors import InstrumentError
 from hil.instruments.base import Connection
 from hil.instruments.lasers import TSL570, Laser8164B
 from hil.instruments.power_meters import N7744A, N7744A_CHANNELS, PM100D
@@ -57,6 +59,8 @@ class Model:
     maker: str
     channels: int
     build: Callable[[Connection, int | None], object]
+    #: What its ``*IDN?`` reply's model field matches (a regular expression; "": not asked).
+    identity: str = ""
 
 
 def _n774x(name: str) -> Model:
@@ -66,6 +70,7 @@ def _n774x(name: str) -> Model:
         "Keysight",
         N7744A_CHANNELS[name],
         lambda conn, channels: N7744A(conn, channels or N7744A_CHANNELS[name]),
+        r"N774\d[AC]?",
     )
 
 
@@ -73,10 +78,17 @@ MODELS: dict[str, Model] = {
     m.name: m
     for m in (
         *(_n774x(name) for name in N7744A_CHANNELS),
-        Model("PM100D", "power_meter", "Thorlabs", 1, lambda conn, _: PM100D(conn)),
-        Model("8164B", "laser", "Keysight", 0, lambda conn, _: Laser8164B(conn)),
-        Model("TSL570", "laser", "Santec", 0, lambda conn, _: TSL570(conn)),
-        Model("8164B-switch", "input_switch", "Keysight", 0, lambda conn, _: OpticalSwitch(conn)),
+        Model("PM100D", "power_meter", "Thorlabs", 1, lambda conn, _: PM100D(conn), "PM100D"),
+        Model("8164B", "laser", "Keysight", 0, lambda conn, _: Laser8164B(conn), r"816[34][AB]"),
+        Model("TSL570", "laser", "Santec", 0, lambda conn, _: TSL570(conn), r"TSL-?570"),
+        Model(
+            "8164B-switch",
+            "input_switch",
+            "Keysight",
+            0,
+            lambda conn, _: OpticalSwitch(conn),
+            r"816[34][AB]",
+        ),
         Model("Q8iv", "heater_driver", "Qontrol", 0, None),
     )
 }
@@ -99,7 +111,34 @@ def models(role: Role) -> list[str]:
 
 def open_instrument(name: str, role: Role, conn: Connection, channels: int | None = None):
     """The driver of model ``name`` (of ``role``) on ``conn``, using ``channels`` channels
-    (None: the model's)."""
-    build = model(name, role).build
-    assert build is not None, f"{name} is opened by the bench"
-    return build(conn, channels)
+    (None: the model's), once the instrument's ``*IDN?`` says it is one
+    (:func:`check_identity`)."""
+    found = model(name, role)
+    assert found.build is not None, f"{name} is opened by the bench"
+    check_identity(found, conn)
+    return found.build(conn, channels)
+
+
+def check_identity(expected: Model, conn: Connection) -> None:
+    """Raise :class:`~hil.errors.InstrumentError` naming what answered when the instrument on
+    ``conn`` is not an ``expected`` (its ``*IDN?`` model field), before any command of its
+    own is sent: a laser address that is a power meter says so."""
+    if not expected.identity:
+        return
+    try:
+        reply = conn.query("*IDN?")
+    except InstrumentError as exc:
+        raise InstrumentError(
+            exc.resource,
+            f"no answer to *IDN? from the {expected.role.replace('_', ' ')}: {exc.message}",
+        ) from None
+    fields = [f.strip() for f in reply.split(",")]
+    if len(fields) >= 2 and re.fullmatch(expected.identity, fields[1], re.IGNORECASE):
+        return
+    answered = " ".join(fields[:2]) if len(fields) >= 2 else repr(reply)
+    role = expected.role.replace("_", " ")
+    raise InstrumentError(
+        getattr(conn, "resource", "?"),
+        f"the {role} should be a {expected.maker} {expected.name}, but a {answered} answered "
+        f"(*IDN? {reply!r}): check the bench configuration's resource",
+    )

@@ -332,3 +332,36 @@ def test_the_bench_docs_example_loads_and_name_every_model(tmp_path) -> None:
     assert cfg.meter_ports()[0] == (0, 0, 3)  # output 0 on the first meter's last channel
     table = text[text.index("## Models") :]
     assert all(re.search(rf"\b{re.escape(name)}\b", table) for name in MODELS)
+
+
+def _failing_configs(cfg: BenchConfig, spare: dict[str, str]) -> dict[str, BenchConfig]:
+    """A bench configuration for each way an instrument fails to open or to be what it
+    should: the laser's address a power meter, the laser gone, the meter's address a laser,
+    the meter gone, the switch gone."""
+    gone = "TCPIP0::127.0.0.1::1::SOCKET"  # nothing listens there
+    meter = cfg.meters[0]
+    return {
+        "laser is a PM100D": replace(cfg, laser=replace(cfg.laser, resource=spare["pm100d"])),
+        "laser gone": replace(cfg, laser=replace(cfg.laser, resource=gone)),
+        "meter is a TSL-570": replace(cfg, meters=(replace(meter, resource=spare["tsl570"]),)),
+        "meter gone": replace(cfg, meters=(replace(meter, resource=gone),)),
+        "switch gone": replace(cfg, switch=gone),
+    }
+
+
+def test_whatever_fails_to_open_the_heaters_are_left_safe_and_the_laser_off() -> None:
+    with EmulatedBench(ports=4, seed=1) as emulated:
+        world = emulated.world
+        cfg = replace(emulated.config(), safe_current_mA=0.5, timeout_s=2.0)
+        for case, bad in _failing_configs(cfg, emulated.resources).items():
+            world.driver.write(range(world.driver.n_channels), [3.0] * world.driver.n_channels)
+            with pytest.raises(Exception) as info:
+                Bench(bad)
+            assert np.all(world.driver.currents() == 0.5), case
+            assert _lit(world) == [], case
+            if "is a" in case:  # the instrument that answered is named
+                what = "PM100D" if "PM100D" in case else "TSL-570"
+                assert (
+                    f"but a {'Thorlabs' if what == 'PM100D' else 'SANTEC'} {what} answered"
+                    in str(info.value)
+                ), case
