@@ -33,8 +33,9 @@ import numpy as np
 import simpy
 
 from photonics.errors import SettingsError
-from pswitch.rack import jobs, model
+from pswitch.rack import model
 from pswitch.rack.jobs import JobSpec
+from pswitch.rack.jobs import step_s as job_step_s
 
 Fabric = Literal["photonic", "ideal", "server", "torus"]
 Policy = Literal["spare", "migrate"]
@@ -165,7 +166,7 @@ class Rack:
 
     def step_s(self, job: JobSpec, accelerators: Sequence[int]) -> float:
         """One step of ``job`` on ``accelerators``, s (:func:`pswitch.rack.jobs.step_s`)."""
-        return jobs.step_s(self.spec, self.fabric, self.how, job, accelerators, self.dims)
+        return job_step_s(self.spec, self.fabric, self.how, job, accelerators, self.dims)
 
 
 class _Run:
