@@ -24,7 +24,11 @@ Run::
 goal is <= 1 dB), ``extinction_optimistic_count`` (cell states above the truth by more than
 1 dB), ``extinction_clean_error_db_median`` (median clean-reading error),
 ``extinction_clean_share`` (clean readings over fitted cell states), ``baseline_optimistic_count``
-(the same count for 35 dB everywhere) and ``chips`` (the rows).
+(the same count for 35 dB everywhere) and ``chips`` (the rows). A row also holds the
+self-calibration's accuracy over the fitted cells (``fitted`` of ``cells``, the ``dead`` cells,
+``bias_error_max_rad``, ``p_pi_error_max_pct``), its photodiode ``readings`` (of which
+``extinction_readings`` in the extinction pass) and the fitted cell states' true median
+extinction (``true_median_db``).
 """
 
 from __future__ import annotations
@@ -52,18 +56,34 @@ def chip_row(kind: str, seed: int) -> dict[str, Any]:
     mesh, ends = hexagonal_switch(8) if kind == "8" else switch_32()
     chip = MeshChip(mesh, ends, MeshChipSpec(seed=seed))
     rng = np.random.default_rng(seed)
+    stage, readings = [""], {"all": 0, "cell extinction": 0}
 
     def measure(currents: np.ndarray, port: int) -> np.ndarray:
+        rows = len(np.atleast_2d(currents))
+        readings["all"] += rows
+        readings["cell extinction"] += rows if stage[0] == "cell extinction" else 0
         return chip.detect(currents, np.eye(chip.n_ports)[port], rng=rng)
+
+    def progress(name: str, done: int, total: int) -> None:
+        stage[0] = name  # the readings that follow are this stage's
 
     t0 = time.perf_counter()
     found = calibrate_recirculating(
-        mesh, ends, measure, chip.heater_voltage, chip.n_heaters, chip.spec.max_current_mA
+        mesh,
+        ends,
+        measure,
+        chip.heater_voltage,
+        chip.n_heaters,
+        chip.spec.max_current_mA,
+        progress=progress,
     )
     seconds = time.perf_counter() - t0
     imp = chip.imperfections
     true = state_extinction_db(imp.splitter_error_in, imp.splitter_error_out)
     fitted = found.calibration.phase_fitted[: mesh.n_cells]
+    cal, heaters = found.calibration, chip.heaters
+    bias_error = np.abs(np.angle(np.exp(1j * (cal.bias_rad - heaters.bias_rad))))[: mesh.n_cells]
+    p_pi_error = np.abs(cal.p_pi_mW / heaters.p_pi_mW - 1)[: mesh.n_cells]
     measured = found.measured_extinction_db
     clean = np.isfinite(measured)
     err_clean = (measured - true)[clean]
@@ -85,6 +105,14 @@ def chip_row(kind: str, seed: int) -> dict[str, Any]:
         "default_db": float(filled[0]) if filled.size else float("nan"),
         "baseline_worst_db": float(base.max()),
         "baseline_above_margin": int((base > MARGIN_DB).sum()),
+        "cells": int(mesh.n_cells),
+        "fitted": int(fitted.sum()),
+        "dead": [int(c) for c in found.dead],
+        "bias_error_max_rad": float(bias_error[fitted].max()),
+        "p_pi_error_max_pct": float(100 * p_pi_error[fitted].max()),
+        "readings": readings["all"],
+        "extinction_readings": readings["cell extinction"],
+        "true_median_db": float(np.median(true[:, fitted])),
     }
 
 

@@ -25,6 +25,13 @@ of an 8-port chip on the emulated bench (:class:`hil.emulator.bench.EmulatedBenc
 ``client_checks_passed`` of ``client_checks_total``: the conformance checks of unmodified
 clients (pymeasure's driver classes, the qontrol library, manual transcripts) against the served
 emulated bench, counted by running them (``tests/hil/clients.py``; needs the dev extra).
+The switch's side: ``idn_during_cal_run_median_s``, the median ``*IDN?`` round trip of a
+second client (a :class:`hil.visa.Session`) while an SDK client runs ``CAL:RUN`` on the
+emulated bench's switch over TCP (the chip of the bench calibration), beside that
+``CAL:RUN``'s wall time (``cal_run_over_tcp_s``); and, in process on an 8-port switch, the
+median wall time of an empty ``Core.transaction`` (``transaction_s``, what every command but a
+query pays for its all-or-nothing promise) and of a ``ROUT:MATC`` of four pairs
+(``route_matching_8_s``).
 
 To add a figure: write a function ``(server, n) -> dict`` of figures, append it to
 :data:`SECTIONS` and describe its keys in :data:`ROWS`.
@@ -41,10 +48,12 @@ Run::
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import socket
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -172,6 +181,60 @@ def client_figures(server: TcpServer, n: int) -> dict[str, float]:
     return {"client_checks_passed": passed, "client_checks_total": total}
 
 
+def overlap_figures(server: TcpServer, n: int) -> dict[str, float]:
+    """While an SDK client runs ``CAL:RUN`` over TCP on the emulated bench's switch (a chip of
+    :data:`CALIBRATION_PORTS` ports), the median ``*IDN?`` round trip of a second client, s,
+    from the ``CAL:RUN`` line on; and that ``CAL:RUN``'s wall time, s."""
+    with EmulatedBench(ports=CALIBRATION_PORTS, seed=0) as emulated:
+        resource = emulated.resources["switch"]
+        with Switch.open(resource) as first, Session(resource) as probe:
+            sent, done, took = threading.Event(), threading.Event(), [0.0]
+            write = first.transport.write
+
+            def write_and_tell(line: str) -> None:
+                write(line)
+                if line.startswith("CAL"):
+                    sent.set()  # probes from here on wait for the calibration, or not
+
+            first.transport.write = write_and_tell
+
+            def calibrate() -> None:
+                t0 = time.perf_counter()
+                try:
+                    first.calibrate(save=False)
+                finally:
+                    took[0] = time.perf_counter() - t0
+                    done.set()
+
+            worker = threading.Thread(target=calibrate)
+            worker.start()
+            sent.wait()
+            latencies = []
+            while not done.is_set():
+                t0 = time.perf_counter()
+                probe.query("*IDN?")
+                latencies.append(time.perf_counter() - t0)
+            worker.join()
+    return {
+        "idn_during_cal_run_median_s": statistics.median(latencies),
+        "cal_run_over_tcp_s": took[0],
+    }
+
+
+def transaction_figures(server: TcpServer, n: int) -> dict[str, float]:
+    """In process on an emulated 8-port switch: the median wall time (s) of an empty
+    transaction and of a ``ROUT:MATC`` of four pairs (two matchings in turn), ``n`` each."""
+    controller = Switch.emulated(ports=8, seed=0).transport.controller
+
+    def empty() -> None:
+        with controller.transaction():
+            pass
+
+    lines = itertools.cycle(["ROUT:MATC 0,5,1,2,3,7,4,6", "ROUT:MATC 0,1,2,3,4,5,6,7"])
+    m = _medians({"transaction": empty, "matc": lambda: controller.handle(next(lines))}, n)
+    return {"transaction_s": m["transaction"], "route_matching_8_s": m["matc"]}
+
+
 #: Ports of the chip calibrated over the bench (``--quick``: 4).
 CALIBRATION_PORTS = 8
 #: Each section measures some figures against a running server.
@@ -180,6 +243,8 @@ SECTIONS: list[Callable[[TcpServer, int], dict[str, float]]] = [
     nagle_figures,
     calibration_figures,
     client_figures,
+    overlap_figures,
+    transaction_figures,
 ]
 #: key -> (what it is, unit to print in, target or "")
 ROWS: dict[str, tuple[str, str, str]] = {
@@ -196,6 +261,10 @@ ROWS: dict[str, tuple[str, str, str]] = {
     "bench_calibration_isolation_db": ("  its worst isolation", "dB", ">= 25"),
     "client_checks_passed": ("unmodified-client checks passed", "n", "= total"),
     "client_checks_total": ("  of", "n", ""),
+    "idn_during_cal_run_median_s": ("*IDN? while another client's CAL:RUN runs", "ms", ""),
+    "cal_run_over_tcp_s": ("  that CAL:RUN (SDK over TCP)", "s", ""),
+    "transaction_s": ("an empty transaction (in process)", "us", ""),
+    "route_matching_8_s": ("an 8-port ROUT:MATC (in process)", "ms", ""),
 }
 _SCALE = {"us": 1e6, "ms": 1e3, "x": 1.0, "s": 1.0, "dB": 1.0, "n": 1.0}
 

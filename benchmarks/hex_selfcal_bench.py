@@ -20,6 +20,9 @@ emulated chip is part of it), a router that leaves its dead cells out, then
 - the endpoints lost to a dead cell of their own (``lost_endpoints``; the router leaves dead
   cells out, as the switch does) and the pairs no matching could route (``unroutable_pairs``).
 
+Each chip's row (``hex_selfcal_chips``) also names its dead cells (``dead``) and counts its
+photodiode readings (``readings``).
+
 ``--cache DIR`` (``bench_router.py``; here the second argument) loads the self-calibrations
 from ``DIR/seedN.npz`` instead of running them; ``hex_selfcal_s`` is then the cached run's.
 ``hex_selfcal_s_32`` is measured here, never cached: the median over the chips calibrated in
@@ -174,6 +177,7 @@ def chip_row(seed: int, cache: str | None = None) -> dict[str, Any]:
         "from_cache": bool(cache and os.path.exists(os.path.join(cache, f"seed{seed}.npz"))),
         "extinction": source,
         "dead_cells": len(dead),
+        "dead": [int(c) for c in dead],
         "lost_endpoints": len(ends_cells & set(dead)),
         "unroutable_pairs": len(iso.unroutable),
         "readings": readings,
