@@ -62,7 +62,7 @@ GOAL_DB = 25.0
 #: prediction's stated margin.
 COVER_ISOLATION_DB = GOAL_DB + PREDICTION_MARGIN_DB
 #: Isolation-aware routing budget of the cover's router (cells searched): ten times the
-#: default, since a cover is planned once (0.1-0.5 s a matching instead of 15 ms).
+#: default, since a cover is planned once (it may search longer than one matching may).
 COVER_BUDGET = 10 * ISOLATION_BUDGET
 
 

@@ -50,8 +50,9 @@ DEFAULT_EXTINCTION_DB = 35.0
 #: (:attr:`Path.isolation_db`), dB, when the router knows each cell's extinction per state:
 #: leaks of leaks, loss spread between cells and light in the loops, which the first-order
 #: prediction leaves out. Measured on sampled chips (field solve at 1550 nm, couplers sigma
-#: 0.009): at most 0.49 dB on 32-endpoint matchings, 0.39 dB on 6x6 permutations
-#: (docs/calibration-hex.md); ``tests/photonics/recirculating/test_routing.py`` checks it.
+#: 0.009): under half a dB on 32-endpoint matchings and on 6x6 permutations against the
+#: smaller of the prediction and the leaks-of-leaks floor (docs/calibration-hex.md has the
+#: measured figures); ``tests/photonics/recirculating/test_routing.py`` checks it.
 PREDICTION_MARGIN_DB = 0.5
 #: Iterations without fewer conflicts after which negotiation stops.
 STALL_ITERATIONS = 15
