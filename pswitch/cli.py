@@ -216,7 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 args = build_parser().parse_args(argv)
                 prog, debug = f"pswitch {args.command}", args.debug
-                return args.run(args)
+                code = args.run(args)
+                if interrupted and not debug:  # a Ctrl-C lost in a callback: still one
+                    raise KeyboardInterrupt
+                return code
             except Exception:
                 if interrupted and not debug:  # the Ctrl-C was lost in a callback: see below
                     raise KeyboardInterrupt from None

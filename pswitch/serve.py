@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
 
 from pswitch import args as types
@@ -65,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         for name, resource in bench.resources.items():
             print(f"{name:<{width}}  {resource}")
         print(f"bench configuration written to {args.config}; Ctrl-C stops", flush=True)
-        with contextlib.suppress(KeyboardInterrupt):
-            time.sleep(FOREVER_S if args.seconds is None else args.seconds)
+        # Ctrl-C (or SIGTERM) ends the sleep: the bench closes its instruments on the way out,
+        # and the command reports the interrupt as every command does (130)
+        time.sleep(FOREVER_S if args.seconds is None else args.seconds)
     return 0
