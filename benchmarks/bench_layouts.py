@@ -15,7 +15,9 @@ for the hexagonal 6x6-switch mesh (71 cells) and the 9x9 mesh (278 cells):
 Figures: ``build_s_{n}``, ``build_pads_s_{n}``, ``graph_check_s_{n}``, ``metal_check_s_{n}``
 (Clements, with pads for the checks), the same prefixed ``reck_`` for Reck, ``hex_6x6_*`` and
 ``hex_9x9_*``, ``die_mm_32`` (width, height of the 32-port Clements die with pads) and
-``check_ok_all`` (true when every built layout matched its model and its metal).
+``check_ok_all`` (true when every built layout matched its model and its metal) and ``rows``
+(one object a layout built: ``mesh``, ``size``, ``pads``, ``elements``, ``die_mm``, ``build_s``,
+``graph_s``, ``metal_s``, ``gds_s``, ``ok``).
 
 Run::
 
@@ -105,6 +107,8 @@ def measure(repeat: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 }
             )
     figures["check_ok_all"] = ok_all
+    # every layout's row (mesh, size, pads, elements, die, times): the README's table
+    figures["rows"] = rows
     return figures, rows
 
 

@@ -6,8 +6,8 @@ What it measures (``photonics.recirculating.routing``), each side by side with a
 1. 32-port matchings on :func:`~photonics.recirculating.switch_geometry.switch_32` (mesh_9x9: 278
    cells, 140 edge ports, 32 chosen as endpoints): ``Router(mesh).route`` of random perfect
    matchings (``Matching.random``, fixed seeds); success count, median time of one matching
-   (``route_matching_32_s``), and for every routed one the scattering check with sampled
-   imperfections (loss, worst isolation);
+   (``route_matching_32_s``), the longest routed path (``ours_path_cells_max``, cells), and for
+   every routed one the scattering check with sampled imperfections (loss, worst isolation);
 2. the all-to-all cover: one timed call of ``all_to_all_cover(Router(mesh), endpoints)`` with
    its defaults (the optimum is 31 perfect matchings), and one asking each matching for a
    predicted isolation of ``COVER_ISOLATION_DB`` (25.5 dB: 25 plus a margin for second-order
@@ -122,7 +122,7 @@ def bench_matchings(
 ) -> dict[str, Any]:
     router, base = Router(mesh), BaselineRouter(mesh, tries=tries)
     ours_s, base_s, ours_ok, base_ok, misses, unknown, verified = [], [], 0, 0, 0, 0, []
-    iterations, bad_claims = [], 0
+    iterations, bad_claims, lengths = [], 0, []
     chip = MZIImperfections.sample(mesh.n_cells, np.random.default_rng(0), loss_db=0.5)
     for i in range(n):
         pairs = requests_for(Matching.random(32, np.random.default_rng(seed + i)), ends)
@@ -137,6 +137,7 @@ def bench_matchings(
             if traced_ok(mesh, result.states, pairs):
                 ours_ok += 1
                 verified.append(verify(mesh, result, chip))
+                lengths += [len(p.cells) for p in result.paths]
             else:
                 bad_claims += 1
         elif exact:
@@ -156,6 +157,7 @@ def bench_matchings(
         "ours_max_s": float(np.max(ours_s)),
         "ours_total_s": float(np.sum(ours_s)),
         "ours_median_iterations": float(np.median(iterations)),
+        "ours_path_cells_max": int(max(lengths, default=0)),
         "baseline_routed": base_ok,
         "baseline_median_s": float(np.median(base_s)),
         "baseline_total_s": float(np.sum(base_s)),
