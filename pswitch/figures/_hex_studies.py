@@ -8,7 +8,6 @@ returns plain figures (dB, counts, seconds), cached for the process."""
 from __future__ import annotations
 
 import functools
-import tempfile
 import time
 from typing import Any
 
@@ -39,7 +38,7 @@ from photonics.recirculating.switch_geometry import (
     switch_32,
 )
 from photonics.recirculating.waveguide_mesh import BAR, CROSS
-from pswitch.figures._make import benchmark
+from pswitch.figures._make import benchmark, scratch
 
 #: Items 1-5 of the router benchmark shrunk to a minimum: the page quotes item 6 alone.
 ROUTER_SMALL = (
@@ -107,7 +106,7 @@ def chips(kind: str) -> list[dict[str, Any]]:
 @functools.cache
 def folder() -> str:
     """Where the router benchmark draws its picture (kept until the process ends)."""
-    return tempfile.mkdtemp(prefix="pswitch-figures-hex-")
+    return scratch("pswitch-figures-hex-")
 
 
 def router() -> dict[str, Any]:

@@ -3,6 +3,7 @@ scripts), the makers of a transcript, a value and a table, and the stamp of a ti
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import datetime
 import functools
@@ -11,6 +12,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -64,13 +66,20 @@ def _timing(match: re.Match[str]) -> str:
 # --- runs ------------------------------------------------------------------------------------
 
 
+def scratch(prefix: str = "pswitch-figures-") -> str:
+    """A new temporary folder for a run's files, removed when the process ends."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 @functools.cache
 def pswitch(*argv: str) -> tuple[str, str]:
     """``pswitch *argv`` run in process in a folder of its own: (what it printed, the folder,
     kept until the process ends so that figures can copy the files it wrote)."""
     from pswitch.cli import main
 
-    folder = tempfile.mkdtemp(prefix="pswitch-figures-")
+    folder = scratch()
     out, err = io.StringIO(), io.StringIO()
     here = Path.cwd()
     os.chdir(folder)

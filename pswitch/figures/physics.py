@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,7 +23,7 @@ from unittest import mock
 
 import numpy as np
 
-from pswitch.figures._make import ROOT, Figure, benchmark, table, value
+from pswitch.figures._make import ROOT, Figure, benchmark, scratch, table, value
 
 PAGE = "docs/physics.md"
 #: Random matchings a calibrated switch is judged by (seeds 0 .. MATCHINGS - 1).
@@ -275,7 +274,7 @@ def _reconfiguration() -> tuple[dict[str, Any], dict[str, Any], str]:
     bench = _bench_module("bench_physics")
     fast = bench.reconfiguration(0.0, 1e-6, 200)
     slow = bench.reconfiguration(0.5e-3, 1e-5, 6000)
-    folder = tempfile.mkdtemp(prefix="pswitch-figures-")
+    folder = scratch()
     bench.plot(str(Path(folder) / "reconfiguration.png"), fast, slow)
     return fast, slow, folder
 
