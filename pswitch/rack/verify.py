@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from firmware.fabric.collective_timing import _edge_matchings
 from firmware.sdk import Switch
 from photonics import levels
@@ -29,17 +27,6 @@ def ring_matchings(accelerators: Sequence[int], n: int) -> list[Matching]:
         return []
     links = [(a[0], a[1])] if len(a) == 2 else [(a[i], a[(i + 1) % len(a)]) for i in range(len(a))]
     return [Matching(pairs, n) for pairs in _edge_matchings(links)]
-
-
-def sample(
-    placements: Sequence[Sequence[int]], n: int, count: int, seed: int = 0
-) -> list[Matching]:
-    """Up to ``count`` distinct ring matchings of the ``placements`` a study made, drawn with
-    ``seed``."""
-    seen = list(dict.fromkeys(m for p in placements for m in ring_matchings(p, n)))
-    rng = np.random.default_rng(seed)
-    picked = rng.choice(len(seen), size=min(count, len(seen)), replace=False) if seen else []
-    return [seen[i] for i in sorted(picked)]
 
 
 def verify(rack: model.Rack, matchings: Sequence[Matching], seed: int = 0) -> dict[str, Any]:
