@@ -536,3 +536,13 @@ def switch_sees_a_write_behind_its_back(bench: EmulatedBench) -> None:
         assert code == "-330" and "channel 0" in text
         sw.write("*RST")
         assert int(sw.query("STAT:QUES?")) & 32 == 0
+
+
+# the checks of other labs' drivers, one module per instrument, registered on import
+from tests.hil import (  # noqa: E402, F401
+    clients_keysight,
+    clients_n774x,
+    clients_pm100d,
+    clients_qontrol,
+    clients_tsl570,
+)
