@@ -29,7 +29,7 @@ optics have settled (the last heater write has taken effect on the world's clock
 :meth:`~hil.emulator.world.BenchWorld.wait_settled`), so a reading after them sees the new
 state; ``*OPC`` sets the OPC bit then. ``SYST:ERR?`` reads the standard error queue; a bad
 command changes nothing and queues its error (-1xx command, -2xx execution); the commands
-before it on the line have run.
+before it on the line have run. ``*TRG`` runs :meth:`ScpiInstrument.trigger` (a model's own).
 
 Replies: each instrument writes numbers in its own format (:meth:`ScpiInstrument.number`; the
 Keysight ones :func:`keysight_nr3`), strings as they are (ASCII only: an error's detail never
@@ -175,6 +175,21 @@ class ScpiInstrument:
         """A float reply in this instrument's format (default: Keysight's NR3)."""
         return keysight_nr3(x)
 
+    def trigger(self) -> None:
+        """The device trigger: ``*TRG``, a HiSLIP Trigger message, GPIB GET (IEEE 488.2 10.37;
+        default: nothing to trigger, accepted all the same)."""
+
+    def status_byte(self) -> int:
+        """The status byte as a serial poll reads it (``read_stb``), queuing nothing: ``*STB?``'s
+        bits outside a line (MAV clear: the transport knows whether a reply waits)."""
+        return self._status_byte(0)
+
+    def device_clear(self) -> None:
+        """IEEE 488.2 dcas (5.8, a device clear from HiSLIP or VXI-11): the transport drops
+        its input and output; here a pending ``*OPC`` is cancelled (OCIS idle); settings and
+        status registers are kept."""
+        self._opc_at = None
+
     def questionable(self) -> bool:
         """The instrument's questionable summary (status byte bit 3)."""
         return False
@@ -290,6 +305,7 @@ class ScpiInstrument:
             Entry("*OPC", set=self._arm_opc, query=self._operation_complete),
             Entry("*WAI", set=lambda _: self.world.wait_settled()),
             Entry("*TST", query=lambda _: 0),
+            Entry("*TRG", set=lambda _: self.trigger()),
             Entry("*OPT", query=lambda _: self.options),
             Entry("SYSTem:ERRor[:NEXT]", query=self._error),
             Entry("SYSTem:ERRor:COUNt", query=lambda _: len(self.errors)),
