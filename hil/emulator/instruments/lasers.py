@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from firmware.commands import Param
+from firmware.commands import Param, Spec
 from firmware.scpi_errors import ScpiError
+from hil.emulator.instruments import mainframe_modules as modules
 from hil.emulator.instruments.scpi import (
     UNIT_CODES,
     Entry,
@@ -37,6 +38,9 @@ from photonics.chips.chip import REFERENCE_WAVELENGTH_NM
 C_M_S = 299_792_458.0
 #: The 8164B's laser-lock password as shipped.
 LOCK_PASSWORD = 1234
+#: ``:WAV:SWE[:STAT]`` names and their codes (the guide).
+SWEEP_STATES = {"STOP": "0", "START": "1", "PAUSE": "2", "CONTINUE": "3"}
+SWEEP_STATE_NAMES = ("STOP", "STARt", "PAUSe", "CONTinue", "0", "1", "2", "3")
 
 
 def thz(nm: float) -> float:
@@ -69,7 +73,10 @@ class Sweep:
         """Sweeps completed by ``now_s``."""
         if self.started_s is None:
             return 0
-        return min(self.passes, int((now_s - self.started_s) / max(self.pass_s(), 1e-9)))
+        # a hair of tolerance: a clock jumped to the end of the run (start + passes * pass_s)
+        # must count the last pass done despite rounding
+        elapsed = (now_s - self.started_s) / max(self.pass_s(), 1e-9)
+        return min(self.passes, int(elapsed + 1e-9))
 
     def running(self, now_s: float) -> bool:
         return self.started_s is not None and self.done(now_s) < self.passes
@@ -99,6 +106,11 @@ class Mainframe8164B(ScpiInstrument):
     and ``:SOUR<s>:READ:DATA? LLOG`` (the logged wavelengths, m, a block of little-endian
     float64). Switch: ``:ROUT<s>[:CHAN1] A,<k>`` and its query (``A,<k>``),
     ``:ROUT<s>[:CHAN1]:CONF?`` (``A,A;1,<N>``). ``:SLOT<s>:IDN?`` names a slot's module.
+    An 81636B power sensor in ``sensor_slot`` (None: none) reads chip output ``sensor_output``.
+    The rest of the programming guide's table (the mainframe's SLOT, SYSTem, DISPlay and TRIGger
+    commands, the laser's other settings, the sensor's commands) is
+    :mod:`hil.emulator.instruments.mainframe_modules`. A slot or channel number left out is the
+    lowest there is (the guide: slot 0 on the 8164B, channel 1).
     ``*RST``: laser off at 1550 nm and 0 dBm, unlocked, switch to ``A,1``. Numbers in Keysight's
     NR3.
     """
@@ -110,19 +122,28 @@ class Mainframe8164B(ScpiInstrument):
         laser_slot: int = 0,
         switch_slot: int = 1,
         serial: str = "DE00000001",
+        sensor_slot: int | None = 2,
+        sensor_output: int = 0,
     ) -> None:
-        self.laser = laser
+        self.laser, self.laser_slot, self.sensor_slot = laser, laser_slot, sensor_slot
         world.add_laser(laser)
         self.modules = {laser_slot: "81600B", switch_slot: "81595B"}
+        self.sensor = None
+        if sensor_slot is not None:
+            self.modules[sensor_slot] = "81636B"
+            self.sensor = modules.PowerSensor(sensor_output)
         self.serial = serial
-        slots = (min(self.modules), max(self.modules))
+        triggered = [s for s in (laser_slot, sensor_slot) if s is not None]
         numbered = {
             "SOUR": (laser_slot,) * 2,
-            "TRIG": (laser_slot,) * 2,
+            "OUTP": (laser_slot,) * 2,
+            "TRIG": (min(triggered), max(triggered)),
             "ROUT": (switch_slot,) * 2,
-            "SLOT": slots,
+            "SLOT": (0, 4),
             "CHAN": (1, 1),
         }
+        if sensor_slot is not None:
+            numbered.update({k: (sensor_slot,) * 2 for k in ("SENS", "FETC", "READ", "INIT")})
         self.options = ", ".join(self.modules.get(k, "") for k in range(5))
         super().__init__(world, f"Keysight Technologies,8164B,{serial},V5.25(72637)", numbered)
 
@@ -135,6 +156,19 @@ class Mainframe8164B(ScpiInstrument):
             self.laser, on=False, wavelength_nm=REFERENCE_WAVELENGTH_NM, power_mW=1.0
         )
         self.world.select_input(0)
+        modules.reset(self)
+
+    def _number(self, head: str, spec: Spec, numbers: list[int | None]) -> int:
+        # a number left out is the lowest of its node's range (the guide, Slot and Channel
+        # Numbers: slot 0 on the 8164B), not 1
+        filled = [
+            self.numbered[short][0] if n is None and short in self.numbered else n
+            for n, (short, _) in zip(numbers, spec.mnemonics, strict=True)
+        ]
+        return super()._number(head, spec, filled)
+
+    def _token(self, token: str, param: Param, number: int) -> str:
+        return super()._token(modules.rewrite_token(token, param), param, number)
 
     def bare_unit(self, number: int, param: Param) -> str:
         if param.unit == "nm":
@@ -153,14 +187,18 @@ class Mainframe8164B(ScpiInstrument):
             raise ScpiError(-221, "the laser is locked: unlock it with :LOCK 0,<password>")
         self.world.set_laser(self.laser, on=on)
 
-    def _sweep_state(self, _: int, state: int) -> None:
-        now = self.world.clock()
-        if state == 1:
+    def _sweep_state(self, _: int, state: str) -> None:
+        """``:WAV:SWE[:STAT] 0|STOP|1|STARt|2|PAUSe|3|CONTinue``; a started sweep runs its
+        cycles (0: until stopped)."""
+        now, code = self.world.clock(), SWEEP_STATES.get(state, state)
+        if code == "1":
             if self._check_code():
                 raise ScpiError(-221, "sweep settings inconsistent: see :WAV:SWE:CHEC?")
-            self.sweep.start(now)
-        elif state == 2:
+            self.sweep.start(now, passes=self.sweep.cycles or 2**31)
+        elif code == "2":
             self.sweep.paused = self.sweep.running(now)
+        elif code == "3":
+            self.sweep.paused = False
         else:
             self.sweep.started_s = None
 
@@ -190,7 +228,7 @@ class Mainframe8164B(ScpiInstrument):
         return lambda _, value: setattr(self.sweep, name, value)
 
     def commands(self) -> list[Entry]:
-        source = "SOURce[:CHANnel]"
+        source = "[SOURce][:CHANnel]"
         swe = f"{source}:WAVelength:SWEep"
         world, name = self.world, self.laser
         low, high = KEYSIGHT_LASER_WAVELENGTH_NM
@@ -214,7 +252,8 @@ class Mainframe8164B(ScpiInstrument):
                 f"{source}:POWer[:LEVel][:IMMediate][:AMPLitude]",
                 (Param("power", "number", *KEYSIGHT_LASER_POWER_MW, "mW", default=1.0),),
                 set=lambda _, mW: world.set_laser(name, power_mW=mW),
-                query=lambda _: in_unit(world.laser(name).power_mW, self.power_unit, 1e3),
+                query=self._power,
+                query_params=(limit,),
             ),
             Entry(
                 f"{source}:POWer:UNIT",
@@ -233,24 +272,6 @@ class Mainframe8164B(ScpiInstrument):
                 (Param("state", "bool"), Param("password", "int", 0, 9999)),
                 set=self._lock,
                 query=lambda _: self.locked,
-            ),
-            Entry(
-                "TRIGger[:CHANnel]:OUTPut",
-                (
-                    Param(
-                        "when",
-                        "name",
-                        choices=("DISabled", "STFinished", "SWFinished", "SWSTarted"),
-                    ),
-                ),
-                set=lambda _, w: setattr(self, "trigger_out", w[:4] if w == "SWSTARTED" else w[:3]),
-                query=lambda _: self.trigger_out,
-            ),
-            Entry(
-                "TRIGger[:CHANnel]:INPut",
-                (Param("response", "name", choices=("IGNore", "NEXTstep", "SWStart")),),
-                set=lambda _, r: setattr(self, "trigger_in", r[:4] if r == "NEXTSTEP" else r[:3]),
-                query=lambda _: self.trigger_in,
             ),
             Entry(
                 f"{swe}:STARt",
@@ -304,8 +325,8 @@ class Mainframe8164B(ScpiInstrument):
                 ],
             ),
             Entry(
-                swe,
-                (Param("state", "int", 0, 2),),
+                f"{swe}[:STATe]",
+                (Param("state", "name", choices=SWEEP_STATE_NAMES),),
                 set=self._sweep_state,
                 query=self._sweep_status,
             ),
@@ -331,9 +352,13 @@ class Mainframe8164B(ScpiInstrument):
                 query=lambda _: f"A,{world.selected_input + 1}",
             ),
             Entry("ROUTe[:CHANnel]:CONFig", query=lambda _: f"A,A;1,{world.n_ports}"),
-            Entry("SLOT:IDN", query=self._slot_idn),
+            *modules.commands(self),
         ]
 
-    def _slot_idn(self, slot: int) -> str:
-        module = self.modules.get(slot)
-        return "" if module is None else f"Keysight Technologies,{module},{self.serial}-{slot},V1.0"
+    def _power(self, _: int, which: str | None = None) -> float:
+        """The laser's power in the power unit; ``MIN``/``MAX`` its range, ``DEF`` half the
+        sum of the two (the guide)."""
+        low, high = (in_unit(mW, self.power_unit, 1e3) for mW in KEYSIGHT_LASER_POWER_MW)
+        if which is not None:
+            return {"MINIMUM": low, "MAXIMUM": high, "DEFAULT": (low + high) / 2}[which]
+        return in_unit(self.world.laser(self.laser).power_mW, self.power_unit, 1e3)
