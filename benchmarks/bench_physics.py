@@ -92,7 +92,7 @@ def reconfiguration(channel_write_s: float, averaging_s: float, points: int) -> 
     world.clock.advance(1.0)  # settled, the chip's self-heating too
     meter = PowerMeterN7744A(world, channels=8)
     for n in range(1, 9):
-        meter.handle(f":SENS{n}:FUNC:PAR:LOGG {points},{averaging_s!r}")
+        meter.handle(f":SENS{n}:FUNC:PAR:LOGG {points},{averaging_s!r};:SENS{n}:POW:UNIT W")
         meter.handle(f":SENS{n}:FUNC:STAT LOGG,STAR")
     lead = 20 * averaging_s  # some samples before the write
     world.clock.advance(lead)

@@ -126,7 +126,7 @@ def test_power_meter_settings_in_every_form(bench: Bench) -> None:
         (":SENS2:CHAN2:POW:WAV 1550NM", -113),
         (":SENS2:POW:UNIT MILLI", -141),
         (":SENS2:POW:ATIM 20", -222),
-        (":SENS2:FUNC:STAT STAB,STAR", -141),
+        (":SENS2:FUNC:STAT LOGG,PAUSE", -141),  # STABility is a function too (PG p. 132)
         (":SENS2:FUNC:RES?", -221),  # nothing logged
         (":SENS2:POW:WAV 1310NM;:SENS2:POW:WAV 9", -222),  # the first one runs
         (":SENS2:POW:WAV 1310NM;:SENS2:FUNC:RES?;:SENS2:POW:WAV 1600NM", -221),  # not the last
@@ -162,11 +162,10 @@ def test_power_meter_logging_tracks_a_heater_change(bench: Bench) -> None:
     bench.mainframe.handle(":SOUR0:POW:STAT 1")
     port = int(np.argmax(world.output_power_mW()))
     n = port + 1
-    m.handle(f":SENS{n}:FUNC:PAR:LOGG 50,1MS")
+    m.handle(f":SENS{n}:FUNC:PAR:LOGG 50,1MS;:SENS{n}:POW:UNIT W")  # results in the unit
     assert m.handle(f":SENS{n}:FUNC:PAR:LOGG?") == "50,+1.00000000E-003"
     assert m.handle(f":SENS{n}:FUNC:STAT?") == "NONE,COMPLETE"
-    m.handle(f":SENS{n}:FUNC:STAT LOGG,STAR")
-    assert m.handle(f":SENS{n}:FUNC:STAT?") == "LOGGING_STABILITY,PROGRESS"
+    m.handle(f":SENS{n}:FUNC:STAT LOGG,STAR")  # no poll: polling would wait for the end
     before = world.output_power_mW()[port]
     world.clock.advance(0.020)
     bench.qontrol.handle(f"I{port}=0")  # the output phase shifter: nothing moves
@@ -461,12 +460,13 @@ def chip_power_column(bench: Bench, port: int) -> np.ndarray:
 def test_n7744a_driver(bench: Bench) -> None:
     meter = N7744A(Loopback(bench.meter, "LOOP::N7745A"))
     assert meter.n_channels == 8
-    assert [c.unit for c in bench.meter.state] == [1] * 8  # the driver keeps the channels linear
+    # the driver keeps the channels linear
+    assert [c.settings.unit for c in bench.meter.state] == [1] * 8
     meter.set_wavelength_nm(1310.0, channel=2)
     meter.set_wavelength_nm(1540.0)
-    assert bench.meter.state[2].wavelength_nm == pytest.approx(1540.0)
+    assert bench.meter.state[2].settings.wavelength_nm == pytest.approx(1540.0)
     meter.set_averaging_s(2e-4)
-    assert [c.averaging_s for c in bench.meter.state] == [2e-4] * 8
+    assert [c.settings.averaging_s for c in bench.meter.state] == [2e-4] * 8
     bench.mainframe.handle(":SOUR0:POW:STAT 1")
     truth = bench.world.output_power_mW()
     assert np.allclose(meter.read_all_mW(), truth, atol=6e-6)

@@ -285,7 +285,7 @@ def test_the_meter_logs_a_reconfiguration_settling_as_the_time_constants_say() -
     assert world.controller.handle("ROUT:MATC 0,1,2,3;*OPC?") == "1"
     world.clock.advance(1.0)
     meter = PowerMeterN7744A(world, channels=4)
-    meter.handle(":SENS3:FUNC:PAR:LOGG 100,1E-6")
+    meter.handle(":SENS3:FUNC:PAR:LOGG 100,1E-6;:SENS3:POW:UNIT W")  # results in the unit
     meter.handle(":SENS3:FUNC:STAT LOGG,STAR")
     old, start = world.driver.currents(), world.clock()
     world.controller.handle("ROUT:MATC 0,2,1,3")  # input 0 moves from output 1 to output 2
