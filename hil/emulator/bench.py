@@ -4,7 +4,9 @@ over its real transport, all on one :class:`~hil.emulator.world.BenchWorld`.
 - N7744A/N7745A-style power meter (a channel per chip output), 8164B-style mainframe (laser
   and 1xN fibre switch), TSL-570-style laser, PM100D-style power meter (on chip output 0),
   and the pswitch controller: each a raw TCP socket (``TCPIP0::127.0.0.1::<port>::SOCKET``);
-- the Qontrol-style heater driver on a pseudo-terminal (``ASRL/dev/pts/<n>::INSTR``).
+- the Qontrol-style heater driver on a pseudo-terminal (``ASRL/dev/pts/<n>::INSTR``);
+- the 8164B and the (first) N774x meter also over HiSLIP (:mod:`hil.emulator.hislip`,
+  ``TCPIP0::127.0.0.1::hislip0,<port>::INSTR``: status byte, trigger, device clear, SRQ).
 
 ``pswitch serve`` runs one until interrupted and writes its :meth:`EmulatedBench.config` to a
 file that :class:`~hil.bench.Bench` reads.
@@ -12,11 +14,13 @@ file that :class:`~hil.bench.Bench` reads.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from firmware.commands import is_query
 from firmware.controller import Controller, Rings, Session
 from hil.bench_config import BenchConfig, Instrument
+from hil.emulator.hislip import HislipServer
 from hil.emulator.instruments import (
     LaserTSL570,
     Mainframe8164B,
@@ -38,8 +42,13 @@ class EmulatedBench:
     """An emulated bench for a ``ports``-port Clements chip with output rings drawn from
     ``seed``, its TCP instruments on ``host`` (loopback unless told otherwise). ``meters``:
     the N774x meters and the chip output on each of their channels (default: one N7744A or
-    N7745A, channel k on output k). Start with :meth:`start` or a ``with`` block;
-    :attr:`servers` maps instrument names to servers."""
+    N7745A, channel k on output k). ``clock``: ``"virtual"`` (default: the bench's time jumps
+    over every wait, :class:`~hil.emulator.world.VirtualClock`) or ``"real"`` (wall-clock
+    pacing, for lab code that is sensitive to timing). Start with :meth:`start` or a ``with``
+    block; :attr:`servers` maps instrument names to servers."""
+
+    #: What ``clock`` may say.
+    CLOCKS = ("virtual", "real")
 
     def __init__(
         self,
@@ -48,13 +57,18 @@ class EmulatedBench:
         host: str = "127.0.0.1",
         faults: Faults | None = None,
         meters: Sequence[tuple[str, Sequence[int]]] = (),
+        clock: str = "virtual",
     ) -> None:
+        if clock not in self.CLOCKS:
+            raise SettingsError(f'clock must be "virtual" or "real", got {clock!r}')
         if ports not in BENCH_PORTS:
             raise SettingsError(
                 f"the emulated bench serves {' or '.join(map(str, BENCH_PORTS))}-port chips "
                 f"(one N7744A/N7745A channel per output), got {ports}"
             )
-        self.world = BenchWorld(Chip(ChipSpec(n_ports=ports, seed=seed, output_rings=True)))
+        chip = Chip(ChipSpec(n_ports=ports, seed=seed, output_rings=True))
+        self.clock = clock
+        self.world = BenchWorld(chip, clock=time.monotonic if clock == "real" else None)
         w = self.world
         wired = meters or [(_DEFAULT_METER[ports], range(ports))]
         tcp = {
@@ -69,11 +83,15 @@ class EmulatedBench:
             "pm100d": PowerMeterPM100D(w, port=0),
             "switch": SwitchFirmware(w.controller),
         }
-        self.servers: dict[str, TcpServer | PtyServer] = {
+        self.servers: dict[str, TcpServer | PtyServer | HislipServer] = {
             name: TcpServer(handler, host=host, faults=faults or Faults(), name=name)
             for name, handler in tcp.items()
         }
         self.servers["heater_driver"] = PtyServer(QontrolQ8iv(w), name="heater_driver")
+        for name in HISLIP:  # the same instrument as a VISA ::INSTR resource too
+            raw = self.servers[name]
+            hislip = HislipServer(raw.handler, host, name=f"hislip_{name}", lock=raw._lock)
+            self.servers[hislip.name] = hislip
 
     def start(self) -> EmulatedBench:
         for server in self.servers.values():
@@ -109,6 +127,7 @@ class EmulatedBench:
             spare=(
                 ("laser", Instrument("TSL570", r["tsl570"])),
                 ("power_meter", Instrument("PM100D", r["pm100d"], 1, (0,))),
+                *_hislip_spares(self.servers, r),
             ),
             ports=n,
             mesh=chip.spec.mesh,
@@ -117,7 +136,21 @@ class EmulatedBench:
             max_current_mA=chip.spec.max_current_mA,
             power_budget_mW=float(chip.heaters.power_budget_mW),
             channel_write_s=driver.channel_write_s,
+            clock=self.clock,
         )
+
+
+#: The instruments served as HiSLIP ``::INSTR`` resources too (``hislip_<name>``).
+HISLIP = ("laser", "power_meter")
+
+
+def _hislip_spares(servers: dict, resources: dict[str, str]) -> list[tuple[str, Instrument]]:
+    """The ``::INSTR`` resources of :data:`HISLIP` as the bench configuration's spares."""
+    meter = servers["power_meter"].handler
+    return [
+        ("laser", Instrument("8164B", resources["hislip_laser"])),
+        ("power_meter", Instrument(meter.model, resources["hislip_power_meter"], meter.channels)),
+    ]
 
 
 def _meter_name(i: int) -> str:

@@ -540,6 +540,7 @@ def switch_sees_a_write_behind_its_back(bench: EmulatedBench) -> None:
 
 # the checks of other labs' drivers, one module per instrument, registered on import
 from tests.hil import (  # noqa: E402, F401
+    clients_hislip,
     clients_keysight,
     clients_n774x,
     clients_pm100d,
