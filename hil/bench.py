@@ -49,10 +49,17 @@ LATENCY_AVERAGING_S = 1e-4
 class Readout:
     """The chip's outputs on the bench's power meters: output k on ``(meter, channel)`` of
     ``wiring`` (:meth:`BenchConfig.meter_ports <hil.bench_config.BenchConfig.meter_ports>`),
-    each meter read once per reading, in one request."""
+    each meter read once per reading, in one request. ``wait``: each meter is first told to
+    wait for the optics to settle (``*WAI``: a bench on a virtual clock, where the host does
+    not sleep through the settling itself)."""
 
-    def __init__(self, meters: Sequence[PowerMeter], wiring: Sequence[tuple[int, int, int]]):
-        self.meters = list(meters)
+    def __init__(
+        self,
+        meters: Sequence[PowerMeter],
+        wiring: Sequence[tuple[int, int, int]],
+        wait: bool = False,
+    ):
+        self.meters, self.wait = list(meters), wait
         self.where = {output: (i, channel) for output, i, channel in wiring}
         for output, (i, channel) in self.where.items():
             if channel >= self.meters[i].n_channels:
@@ -69,6 +76,8 @@ class Readout:
             i, channel = self.where[output]
             by_meter.setdefault(i, []).append((k, channel))
         for i, reads in by_meter.items():
+            if self.wait:  # no reply: the reading below runs after it, on the same session
+                self.meters[i].conn.write("*WAI")
             seen = self.meters[i].read_all_mW([channel for _, channel in reads])
             out[[k for k, _ in reads]] = seen
         return out
@@ -195,6 +204,7 @@ class Bench:
                 power_budget_mW=config.power_budget_mW,
                 channel_write_s=config.channel_write_s,
                 settle_s=config.settle_s,
+                paced=config.clock == "real",
             )
             self.meters: list[PowerMeter] = [
                 open_instrument(m.model, "power_meter", opened(m.resource), m.channels)
@@ -212,7 +222,7 @@ class Bench:
             self.laser.set_wavelength_nm(config.wavelength_nm)
             self.laser.set_power_mW(config.laser_power_mW)
             self.laser.on()
-            readout = Readout(self.meters, config.meter_ports())
+            readout = Readout(self.meters, config.meter_ports(), wait=config.clock == "virtual")
             self.detectors = BenchDetectors(
                 self.laser, self.selector, readout, config.input_ports(), config.ports
             )
@@ -333,7 +343,9 @@ class Bench:
         twice the time to write every heater channel, plus 10 ms."""
         if self.switch is None:
             raise SettingsError("measuring reconfiguration latency needs a switch resource")
-        time.sleep(self.switch.connect(before))  # until the switch has settled in `before`
+        settle_s = self.switch.connect(before)
+        if self.config.clock == "real":  # until the switch has settled in `before` (virtual:
+            time.sleep(settle_s)  # the reading below waits on the bench, *WAI)
         target = as_matching(after, self.config.ports).partner(source)
         if target is None:
             raise SettingsError(f"port {source} is dark in the matching after")

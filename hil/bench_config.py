@@ -86,7 +86,10 @@ class BenchConfig:
     project's wired layout draws them (:func:`photonics.feedforward.chip_geometry.drawn_layout`, a
     feed-forward chip), or ``""`` (not known: no crosstalk calibrated). Timing of the heater
     electronics, to wait before a reading: ``channel_write_s`` per channel written and
-    ``settle_s`` of thermal settling.
+    ``settle_s`` of thermal settling. ``clock``: ``"real"`` (real instruments: the host sleeps
+    through every settle) or ``"virtual"`` (an emulated bench on a virtual clock,
+    :class:`hil.emulator.world.VirtualClock`: the host sleeps nothing and each reading asks
+    the meter to wait for the optics first, ``*WAI``, so the bench's time jumps instead).
     Light: ``wavelength_nm`` and ``laser_power_mW``. ``timeout_s`` of every instrument's
     replies. ``safe_current_mA``: what every heater is set to when the bench closes, with the
     laser off (the safe state).
@@ -112,9 +115,12 @@ class BenchConfig:
     timeout_s: float = 5.0
     safe_current_mA: float = 0.0
     heater_layout: str = "drawn"
+    clock: str = "real"
 
     #: What ``heater_layout`` may say.
     HEATER_LAYOUTS = ("drawn", "")
+    #: What ``clock`` may say.
+    CLOCKS = ("real", "virtual")
 
     def __post_init__(self) -> None:
         if isinstance(self.ports, bool) or not isinstance(self.ports, int) or self.ports < 2:
@@ -137,13 +143,15 @@ class BenchConfig:
             if role not in ROLES:
                 raise SettingsError(f"spare: role must be one of {ROLES}, got {role!r}")
         put(self, "spare", tuple((r, _instrument(i, r)) for r, i in self.spare))
-        for name in ("switch", "visa_backend", "mesh", "chip_id", "heater_layout"):
+        for name in ("switch", "visa_backend", "mesh", "chip_id", "heater_layout", "clock"):
             if not isinstance(getattr(self, name), str):
                 raise SettingsError(f"{name} must be a string, got {getattr(self, name)!r}")
         if self.heater_layout not in self.HEATER_LAYOUTS:
             raise SettingsError(
                 f'heater_layout must be "drawn" or "" (not known), got {self.heater_layout!r}'
             )
+        if self.clock not in self.CLOCKS:
+            raise SettingsError(f'clock must be "real" or "virtual", got {self.clock!r}')
         put(self, "ring_channels", tuple(_integer("ring_channels", c) for c in self.ring_channels))
         for name in ("channel_write_s", "settle_s", "safe_current_mA"):
             value = _number(name, getattr(self, name))

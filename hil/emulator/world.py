@@ -17,18 +17,21 @@ the noise's magnitude only, around the noise floor, never exactly zero.
 
 Time: the driver writes a heater write's channels one after the other, one every
 ``channel_write_s``, starting when the previous write has settled; each channel's heat then
-spreads as the heaters' step responses say (:mod:`photonics.devices.transients`: its own first-order
-response, the slower crosstalk to its neighbours, the chip-wide self-heating), so a reading at
-time ``t`` sees the light of the heat at ``t``, transient included, on the world's clock
-(``time.monotonic`` by default, :class:`ManualClock` in tests). A write has settled after the
-driver's modeled time (the writes plus the physics' settling, ``docs/physics.md`` section 5);
-:meth:`BenchWorld.wait_settled` waits (sleeps, or advances a manual clock) until then, as an
-instrument's ``*OPC?`` and the switch's do. The chip's temperature is the driver's
-``delta_T_K``, plus the self-heating, plus an :class:`~photonics.devices.drift.AmbientDrift` when
-the world has one; the firmware's own readings (``detect``, ``measure``) see the chip in steady
-state at the temperature of the moment. Laser and fibre-switch changes act at once. Batches of the
-firmware's ``measure`` (calibration, ring-lock sweeps) are not replayed to the meters: they see the
-state before and after.
+spreads as the heaters' step responses say (:mod:`photonics.devices.transients`: its own
+first-order response, the slower crosstalk to its neighbours, the chip-wide self-heating), so a
+reading at time ``t`` sees the light of the heat at ``t``, transient included, on the world's
+clock (a :class:`VirtualClock` by default: the wall clock plus every wait skipped;
+``time.monotonic`` for wall-clock pacing, :class:`ManualClock` in tests). A write has settled
+after the driver's modeled time (the writes plus the physics' settling, ``docs/physics.md``
+section 5); :meth:`BenchWorld.wait_settled` waits until then (a virtual clock jumps, the wall
+clock is slept), as an instrument's ``*OPC?`` and ``*WAI`` and the switch's do; a client
+polling a logging run or a sweep waits for its end (:meth:`BenchWorld.wait_until`). The chip's
+temperature is the driver's ``delta_T_K``, plus the self-heating, plus an
+:class:`~photonics.devices.drift.AmbientDrift` when the world has one; the firmware's own
+readings (``detect``, ``measure``) see the chip in steady state at the temperature of the
+moment. Laser and fibre-switch changes act at once. Batches of the firmware's ``measure``
+(calibration, ring-lock sweeps) are not replayed to the meters: they see the state before and
+after.
 
 Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driver and light.
 """
@@ -36,9 +39,10 @@ Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driv
 from __future__ import annotations
 
 import bisect
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -78,20 +82,60 @@ class _Write:
 
 
 class ManualClock:
-    """A clock that moves only when told (tests): call it for the time, s."""
+    """A clock that stands still until told to move (tests): call it for the time, s. Waiting
+    on it moves it. Thread-safe."""
 
     def __init__(self, start_s: float = 0.0) -> None:
         self.now_s = start_s
+        self._lock = threading.Lock()
 
     def __call__(self) -> float:
         return self.now_s
 
-    def advance(self, seconds: float) -> None:
-        self.now_s += seconds
+    def wait_until(self, t_s: float) -> None:
+        """Wait until ``t_s``: the time jumps there (never back)."""
+        with self._lock:
+            self.now_s = max(self.now_s, float(t_s))
 
     def sleep(self, seconds: float) -> None:
-        """Waiting on a manual clock moves it."""
-        self.advance(seconds)
+        """Wait ``seconds`` from now."""
+        self.wait_until(self() + max(float(seconds), 0.0))
+
+    advance = sleep
+
+
+class VirtualClock(ManualClock):
+    """The emulated bench's default clock, s: the wall clock's time plus every wait skipped.
+    Time flows as on a real bench (a round trip to an instrument takes its real time, and
+    what the chip does meanwhile happens), but a wait (settling, ``*OPC?``, ``*WAI``, a
+    logging run or sweep a client polls) jumps to its end instead of being slept. One clock
+    for every instrument of a world keeps them consistent: a jump made for one client is seen
+    by all. :meth:`held` stops it for one thread while an instrument runs a line, so that
+    the readings of one line are of one instant."""
+
+    def __init__(self, start_s: float = 0.0) -> None:
+        super().__init__(start_s - time.monotonic())  # now_s: the offset from the wall clock
+        self._held = threading.local()
+
+    def __call__(self) -> float:
+        held = getattr(self._held, "t_s", None)
+        return held if held is not None else self.now_s + time.monotonic()
+
+    def wait_until(self, t_s: float) -> None:
+        with self._lock:
+            self.now_s += max(0.0, float(t_s) - (self.now_s + time.monotonic()))
+        if getattr(self._held, "t_s", None) is not None:
+            self._held.t_s = max(self._held.t_s, float(t_s))
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """This thread's time stands still inside (waits still move it)."""
+        outer = getattr(self._held, "t_s", None)
+        self._held.t_s = self() if outer is None else outer
+        try:
+            yield
+        finally:
+            self._held.t_s = outer
 
 
 @dataclass(frozen=True)
@@ -184,6 +228,12 @@ class BenchDriver(EmulatedDriver):
         with self._world.lock:
             return super().monitor(outputs)
 
+    def instant(self) -> contextlib.AbstractContextManager[None]:
+        """Inside, this thread's time stands still (a :class:`VirtualClock`'s ``held``): an
+        instrument runs a line in it, so every reading of the line is of one instant."""
+        held = getattr(self.clock, "held", None)
+        return held() if held is not None else contextlib.nullcontext()
+
     def wait_settled(self) -> None:
         self._world.wait_settled()
 
@@ -204,7 +254,8 @@ class BenchWorld:
     """One emulated chip and its bench (see the module docstring).
 
     ``chip``: default an 8-port Clements chip with output rings drawn from ``seed``;
-    ``facet_loss_db``: coupling loss of each facet, dB; ``clock``: seconds, monotonic.
+    ``facet_loss_db``: coupling loss of each facet, dB; ``clock``: seconds, monotonic (default a
+    new :class:`VirtualClock`; ``time.monotonic`` paces the bench on the wall clock).
     """
 
     def __init__(
@@ -212,7 +263,7 @@ class BenchWorld:
         chip: Chip | None = None,
         seed: int = 0,
         facet_loss_db: float = FACET_LOSS_DB,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
         dynamics: ThermalDynamics | None = None,
         drift: AmbientDrift | None = None,
     ) -> None:
@@ -221,8 +272,7 @@ class BenchWorld:
         self.chip = chip or Chip(ChipSpec(seed=seed, output_rings=True))
         self.seed = seed
         self.facet_transmission = 10 ** (-facet_loss_db / 10)
-        self.clock = clock
-        self._sleep: Callable[[float], None] = getattr(clock, "sleep", time.sleep)
+        self.clock: Callable[[], float] = VirtualClock() if clock is None else clock
         self.lock = threading.RLock()
         self._lasers: dict[str, Laser] = {}
         self._lit: list[str] = []  # lasers that are on, in the order they were switched on
@@ -234,6 +284,8 @@ class BenchWorld:
         zero = self.driver.currents()
         self._history = [_Write(np.full(zero.size, -np.inf), zero.copy(), zero, -np.inf)]
         self._ends = [-np.inf]  # when each write's last channel took its value, s
+        self._writes = 0  # heater writes recorded (the light's cache key)
+        self._light: tuple[tuple, np.ndarray] | None = None  # (key, noiseless power) of "now"
         self.controller = self._controller()
 
     def _controller(self) -> Controller:
@@ -268,6 +320,7 @@ class BenchWorld:
             order = np.asarray(channels, dtype=np.int64).ravel()
             applied[order] = start + self.driver.channel_write_s * (1 + np.arange(order.size))
         power = self.chip.heaters.power_mW(now)
+        self._writes += 1
         self._history.append(_Write(applied, power, now, start + seconds))
         self._ends.append(float(applied.max()))
         del self._history[:-HISTORY_LENGTH], self._ends[:-HISTORY_LENGTH]
@@ -278,10 +331,26 @@ class BenchWorld:
         with self.lock:
             return self._history[-1].settled_s
 
+    def instant(self) -> contextlib.AbstractContextManager[None]:
+        """Inside, this thread's time stands still (a :class:`VirtualClock`'s ``held``): an
+        instrument runs a line in it, so every reading of the line is of one instant."""
+        held = getattr(self.clock, "held", None)
+        return held() if held is not None else contextlib.nullcontext()
+
     def wait_settled(self) -> None:
         """Return once the last heater write has settled (at once when it has)."""
-        while (left := self.settled_at - self.clock()) > 0:
-            self._sleep(left)
+        self.wait_until(self.settled_at)
+
+    def wait_until(self, t_s: float) -> None:
+        """Return at world time ``t_s``: a virtual clock jumps there, the wall clock is slept
+        through. An instrument that a client polls for an operation ending at ``t_s`` (logging,
+        a sweep) calls it: on a virtual clock, polling is waiting."""
+        if isinstance(self.clock, ManualClock):
+            self.clock.wait_until(t_s)
+            return
+        sleep = getattr(self.clock, "sleep", time.sleep)
+        while (left := t_s - self.clock()) > 0:
+            sleep(left)
 
     def applied_currents(self, t_s: float | None = None) -> np.ndarray:
         """The heater currents the driver had written by ``t_s`` (default now), mA: each
@@ -400,27 +469,46 @@ class BenchWorld:
         :data:`AVERAGING_POINTS` points."""
         with self.lock:
             times = self._now(times_s)
-            ends = np.atleast_1d(times)
-            power = np.zeros((ends.size, self.n_ports))
             source = self.source()
-            if source is not None and source.power_mW > 0:
-                m = self._averaging_points(averaging_s)
-                offsets = averaging_s * (np.arange(m) + 0.5) / m - averaging_s
-                at = (ends[:, None] + offsets).ravel()
-                heat = self.heat(at)
-                field = np.zeros(self.n_ports)
-                field[self._selected] = np.sqrt(source.power_mW * self.facet_transmission)
-                seen = self.chip.power_of_heat(
-                    heat.own,
-                    heat.crosstalk,
-                    self._temperature_K(at, heat.chip_K),
-                    field,
-                    source.wavelength_nm,
-                )
-                power = seen.reshape(ends.size, m, -1).mean(axis=1) * self.facet_transmission
+            # every channel of a meter, and every meter, reads the same light at one instant
+            # (a virtual clock stands still between waits): computed once, noise drawn each time
+            key = (
+                float(times) if times.ndim == 0 else None,
+                averaging_s,
+                self._writes,
+                self._selected,
+                source,
+                self.driver.delta_T_K,
+            )
+            if key[0] is not None and self._light is not None and self._light[0] == key:
+                power = self._light[1]
+            else:
+                power = self._light_mW(np.atleast_1d(times), source, averaging_s)
+                if key[0] is not None:
+                    self._light = (key, power)
             noise = self._noise.normal(0.0, self.chip.spec.noise_floor_mW, power.shape)
-            power = np.abs(power + noise)  # a detector reads a magnitude: never below zero
-            return power if times.ndim else power[0]
+            seen = np.abs(power + noise)  # a detector reads a magnitude: never below zero
+            return seen if times.ndim else seen[0]
+
+    def _light_mW(self, ends: np.ndarray, source: Laser | None, averaging_s: float) -> np.ndarray:
+        """The noiseless power on every output, mW, shape ``(len(ends), n_ports)``: each the
+        mean over the ``averaging_s`` before its time."""
+        if source is None or not source.power_mW > 0:
+            return np.zeros((ends.size, self.n_ports))
+        m = self._averaging_points(averaging_s)
+        offsets = averaging_s * (np.arange(m) + 0.5) / m - averaging_s
+        at = (ends[:, None] + offsets).ravel()
+        heat = self.heat(at)
+        field = np.zeros(self.n_ports)
+        field[self._selected] = np.sqrt(source.power_mW * self.facet_transmission)
+        seen = self.chip.power_of_heat(
+            heat.own,
+            heat.crosstalk,
+            self._temperature_K(at, heat.chip_K),
+            field,
+            source.wavelength_nm,
+        )
+        return seen.reshape(ends.size, m, -1).mean(axis=1) * self.facet_transmission
 
     def _averaging_points(self, averaging_s: float) -> int:
         """Points for a mean over ``averaging_s``: one per quarter of the fastest heater's time

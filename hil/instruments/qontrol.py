@@ -23,8 +23,8 @@ As a :class:`~firmware.driver.ChipDriver` (so the firmware's
   current seen so far (``voltages()``, ``voltage()``; the resistance rises with current,
   ``R(I) = a I^2 + c``, so that is the conservative value for a budget), ``resistance_ohm``
   before any read-back;
-- ``elapsed_s`` is measured wall time of the hardware operations; ``temperature_C`` is nan (no
-  sensor).
+- ``elapsed_s`` is the time of the hardware operations (measured; not paced: plus the modelled
+  waits); ``temperature_C`` is nan (no sensor).
 
 ``currents()`` is this driver's record of what it applied (read back once at connection), so
 the controller compares exact values; ``current(ch)`` asks the instrument.
@@ -105,8 +105,13 @@ class Qontrol:
         channel_write_s: float = DEFAULT_CHANNEL_WRITE_S,
         settle_s: float = DEFAULT_SETTLE_S,
         resistance_ohm: float = DEFAULT_R0_OHM,
+        paced: bool = True,
     ) -> None:
         self.conn, self.detectors = conn, detectors
+        #: True: ``write`` sleeps until the channels have settled and reports the wall time;
+        #: False (an emulated bench on a virtual clock): it returns at once and reports the
+        #: modelled time, and whoever reads next makes the bench wait (``*WAI``).
+        self.paced = paced
         self.channel_write_s = check_range(
             conn.resource, "channel_write_s", channel_write_s, 0, 1, "s"
         )
@@ -274,34 +279,39 @@ class Qontrol:
         new = self._current.copy()
         new[ch] = value
         self._check(new)
+        modelled = 0.0
         try:
-            self._apply(new)
+            modelled = self._apply(new)
         finally:
             self._current = self._applied.copy()  # what was applied, also part-way
-        return self._spent(start)
+        return self._spent(start, modelled)
 
-    def _apply(self, new: np.ndarray) -> None:
+    def _apply(self, new: np.ndarray) -> float:
         """Put ``new`` (checked) on the instrument: the channels that differ from what it has
-        now, in one round trip; return once they have settled."""
+        now, in one round trip; return once they have settled (paced). Returns the modelled
+        time, s."""
         todo = np.flatnonzero(new != self._applied)
         if not todo.size:
-            return
+            return 0.0
         self._send_all(todo, new[todo])
         # the hardware takes channel_write_s per channel, in order, then settles; the
         # channels were acknowledged together, when the last reply came
-        step = self.channel_write_s + self.settle_s
-        until = time.monotonic() + todo.size * step + _WAIT_MARGIN_S
-        time.sleep(max(until - time.monotonic(), 0.0))
+        modelled = todo.size * (self.channel_write_s + self.settle_s)
+        if self.paced:
+            until = time.monotonic() + modelled + _WAIT_MARGIN_S
+            time.sleep(max(until - time.monotonic(), 0.0))
+        return modelled
 
     def release(self) -> None:
         """Put the currents back that a measurement's rows left (see :meth:`measure`)."""
         if np.any(self._applied != self._current):
             start = time.monotonic()
-            self._apply(self._current)
-            self._spent(start)
+            self._spent(start, self._apply(self._current))
 
-    def _spent(self, start: float) -> float:
-        seconds = time.monotonic() - start
+    def _spent(self, start: float, modelled: float = 0.0) -> float:
+        """The time an operation took, s: measured since ``start`` (paced), or the wall time
+        plus the ``modelled`` waits it did not sleep (not paced)."""
+        seconds = time.monotonic() - start + (0.0 if self.paced else modelled)
         self.elapsed_s += seconds
         return seconds
 
@@ -337,13 +347,13 @@ class Qontrol:
         for row in rows:
             self._check(row)
         out = []
-        start = time.monotonic()
+        start, modelled = time.monotonic(), 0.0
         try:
             for row in rows:
-                self._apply(row)
+                modelled += self._apply(row)
                 out.append(read())
         finally:
-            self._spent(start)
+            self._spent(start, modelled)
         return np.array(out).reshape(len(rows), -1)
 
     def measure(

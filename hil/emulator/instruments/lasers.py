@@ -81,6 +81,20 @@ class Sweep:
     def running(self, now_s: float) -> bool:
         return self.started_s is not None and self.done(now_s) < self.passes
 
+    def end_s(self) -> float:
+        """When the run ends, s (world clock; -inf when none started)."""
+        if self.started_s is None:
+            return -math.inf
+        return self.started_s + self.passes * max(self.pass_s(), 1e-9)
+
+    def polled(self, world: BenchWorld) -> bool:
+        """Whether the sweep runs now; a client polling a running sweep is waiting for it, so
+        the world's time goes to its end (at once on a virtual clock) after this answer."""
+        running = self.running(world.clock())
+        if running and not self.paused:
+            world.wait_until(self.end_s())
+        return running
+
     def start(self, now_s: float, passes: int = 1) -> None:
         self.started_s, self.passes, self.paused = now_s, passes, False
 
@@ -205,7 +219,7 @@ class Mainframe8164B(ScpiInstrument):
     def _sweep_status(self, _: int) -> int:
         if self.sweep.paused:
             return 2
-        return int(self.sweep.running(self.world.clock()))
+        return int(self.sweep.polled(self.world))
 
     def _check_code(self) -> int:
         """The manual's code for inconsistent sweep settings (0 when consistent)."""

@@ -206,7 +206,12 @@ class ScpiInstrument:
     # ---- the line protocol -------------------------------------------------------------------
     def handle(self, line: str | bytes) -> str | bytes | None:
         """Run one line; return the replies of its queries joined by ``;`` (bytes when one is
-        a binary block), None without queries."""
+        a binary block), None without queries. The line runs at one instant of the world's
+        time (its readings are simultaneous), moved only by the waits it makes."""
+        with self.world.instant():
+            return self._handle(line)
+
+    def _handle(self, line: str | bytes) -> str | bytes | None:
         replies: list[str | bytes] = []
         try:
             for text in split_line(line):

@@ -242,7 +242,7 @@ class LaserTSL570(ScpiInstrument):
                 "WAVelength:SWEep[:STATe]",
                 (Param("state", "int", 0, 1),),
                 set=self._sweep,
-                query=lambda _: int(self.sweep.running(self.world.clock())),
+                query=lambda _: int(self.sweep.polled(self.world)),
             ),
             Entry(
                 "WAVelength:SWEep:REPeat",
