@@ -152,7 +152,7 @@ def n774x_guide_streaming_triggers(bench: EmulatedBench) -> None:
             f"SENS{n}:POW:RANG 10DBM",
             f"SENS{n}:POW:UNIT 1",
             f"TRIG{n}:INP MME",
-            f"SENS{n}:FUNC:PAR:LOGG 10,100 us",
+            f"SENS{n}:FUNC:PAR:LOGG 10,100000 us",  # 1 s loops: longer than a round trip
         ):
             m.write(line)
         assert m.query(f"TRIG{n}:INP?;:TRIG:CONF?") == "MME;DEF"

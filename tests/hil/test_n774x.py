@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from hil.emulator.instruments import Mainframe8164B, PowerMeterN7744A, QontrolQ8iv
 from hil.emulator.instruments.power_meters import OVER_RANGE
-from hil.emulator.world import BenchWorld, VirtualClock
+from hil.emulator.world import BenchWorld, ManualClock
 from hil.instruments import N7744A, Loopback
 from hil.instruments.base import parse_float32_block
 
@@ -24,10 +24,10 @@ def chip():
 
 
 class Bench:
-    """An N7745C on the 8 outputs of a world on a virtual clock at 5 s, the laser on."""
+    """An N7745C on the 8 outputs of a world on a manual clock at 5 s, the laser on."""
 
     def __init__(self, chip, lit: bool = True) -> None:
-        self.world = BenchWorld(chip, seed=SEED, clock=VirtualClock(5.0))
+        self.world = BenchWorld(chip, seed=SEED, clock=ManualClock(5.0))
         self.meter = PowerMeterN7744A(self.world, 8, "MY00012345", "N7745C")
         self.qontrol = QontrolQ8iv(self.world)
         if lit:
@@ -323,7 +323,7 @@ def test_loops_fill_buffers_a_and_b_in_turn(bench: Bench) -> None:
     assert bench.ask(f":SENS{n}:FUNC:RES:IND?") == "3"
 
 
-def test_the_bench_driver_logs_on_the_virtual_clock(bench: Bench) -> None:
+def test_the_bench_driver_logs_on_a_clock_that_jumps(bench: Bench) -> None:
     meter = N7744A(Loopback(bench.meter))
     port = bench.brightest() - 1
     logged = meter.log_mW(port, points=40, averaging_s=2e-4)
