@@ -30,7 +30,7 @@ from hil.emulator.hislip import (
     HislipServer,
 )
 from hil.emulator.instruments import Mainframe8164B, PowerMeterN7744A, QontrolQ8iv
-from hil.emulator.world import BenchWorld
+from hil.emulator.world import BenchWorld, ManualClock
 from hil.instruments.power_meters import N7744A_CHANNELS
 from hil.visa import resource_manager
 
@@ -189,10 +189,15 @@ def test_clear_discards_the_reply_being_computed() -> None:
             inst.close()
 
 
-def test_clear_cancels_a_pending_opc(world: BenchWorld, laser: tuple[Laser, HislipServer]) -> None:
+def test_clear_cancels_a_pending_opc() -> None:
     """IEEE 488.2 dcas: the device leaves OCIS armed by ``*OPC`` (the OPC bit never comes)."""
-    _, server = laser
+    world = BenchWorld(clock=ManualClock())  # time stands still but for waits
     assert QontrolQ8iv(world).handle("I0=7") == "OK"  # a heater write settling in the future
+    with HislipServer(Laser(world)) as server:
+        _clear_cancels_a_pending_opc(world, server)
+
+
+def _clear_cancels_a_pending_opc(world: BenchWorld, server: HislipServer) -> None:
     inst = open_instr(server)
     try:
         inst.write("*CLS;*OPC")
