@@ -23,6 +23,7 @@ from hil.instruments.registry import MODELS, models
 from photonics.calibration.selfcal import route_quality
 from photonics.chips.calibration import same_calibration
 from photonics.errors import SettingsError
+from tests.hil.failures import failing_configs
 
 PSWITCH = shutil.which("pswitch", path=str(Path(sys.executable).parent))
 
@@ -334,26 +335,11 @@ def test_the_bench_docs_example_loads_and_name_every_model(tmp_path) -> None:
     assert all(re.search(rf"\b{re.escape(name)}\b", table) for name in MODELS)
 
 
-def _failing_configs(cfg: BenchConfig, spare: dict[str, str]) -> dict[str, BenchConfig]:
-    """A bench configuration for each way an instrument fails to open or to be what it
-    should: the laser's address a power meter, the laser gone, the meter's address a laser,
-    the meter gone, the switch gone."""
-    gone = "TCPIP0::127.0.0.1::1::SOCKET"  # nothing listens there
-    meter = cfg.meters[0]
-    return {
-        "laser is a PM100D": replace(cfg, laser=replace(cfg.laser, resource=spare["pm100d"])),
-        "laser gone": replace(cfg, laser=replace(cfg.laser, resource=gone)),
-        "meter is a TSL-570": replace(cfg, meters=(replace(meter, resource=spare["tsl570"]),)),
-        "meter gone": replace(cfg, meters=(replace(meter, resource=gone),)),
-        "switch gone": replace(cfg, switch=gone),
-    }
-
-
 def test_whatever_fails_to_open_the_heaters_are_left_safe_and_the_laser_off() -> None:
     with EmulatedBench(ports=4, seed=1) as emulated:
         world = emulated.world
         cfg = replace(emulated.config(), safe_current_mA=0.5, timeout_s=2.0)
-        for case, bad in _failing_configs(cfg, emulated.resources).items():
+        for case, bad in failing_configs(cfg, emulated.resources).items():
             world.driver.write(range(world.driver.n_channels), [3.0] * world.driver.n_channels)
             with pytest.raises(Exception) as info:
                 Bench(bad)
@@ -365,3 +351,12 @@ def test_whatever_fails_to_open_the_heaters_are_left_safe_and_the_laser_off() ->
                     f"but a {'Thorlabs' if what == 'PM100D' else 'SANTEC'} {what} answered"
                     in str(info.value)
                 ), case
+
+
+def test_unsafe_after_failure_counts_a_bench_that_does_not_leave_safe(monkeypatch) -> None:
+    from tests.hil.failures import unsafe_after_failure
+
+    with EmulatedBench(ports=4, seed=1) as emulated:
+        assert unsafe_after_failure(emulated) == (0, 5)
+        monkeypatch.setattr(Bench, "safe_state", lambda self: [])  # a bench that forgets
+        assert unsafe_after_failure(emulated) == (5, 5)
