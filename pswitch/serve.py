@@ -13,6 +13,7 @@ FOREVER_S = 1e9
 EXAMPLES = """examples:
   pswitch serve                      8-port bench on loopback; writes bench.json
   pswitch serve --ports 4 --config /tmp/bench.json --seconds 600
+  pswitch serve --clock real         every settle slept on the wall clock
 """
 
 
@@ -46,6 +47,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="bench configuration to write (bench.json)",
     )
     parser.add_argument(
+        "--clock",
+        choices=("virtual", "real"),
+        default="virtual",
+        help="virtual (default): the bench's time jumps over every wait (settling, *OPC?, "
+        "logging) instead of sleeping it; real: wall-clock pacing, for lab code that is "
+        "sensitive to timing",
+    )
+    parser.add_argument(
         "--seconds",
         type=types.number(FOREVER_S, "seconds"),
         default=None,
@@ -58,12 +67,15 @@ def run(args: argparse.Namespace) -> int:
     """Run the emulated bench until interrupted (or for ``--seconds``)."""
     from hil.emulator.bench import EmulatedBench
 
-    with EmulatedBench(args.ports, args.seed, args.host) as bench:
+    with EmulatedBench(args.ports, args.seed, args.host, clock=args.clock) as bench:
         bench.config().save(args.config)
         width = max(map(len, bench.resources))
         for name, resource in bench.resources.items():
             print(f"{name:<{width}}  {resource}")
-        print(f"bench configuration written to {args.config}; Ctrl-C stops", flush=True)
+        print(
+            f"bench configuration written to {args.config} ({args.clock} clock); Ctrl-C stops",
+            flush=True,
+        )
         # Ctrl-C (or SIGTERM) ends the sleep: the bench closes its instruments on the way out,
         # and the command reports the interrupt as every command does (130)
         time.sleep(FOREVER_S if args.seconds is None else args.seconds)

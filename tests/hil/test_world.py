@@ -2,6 +2,7 @@
 shared driver."""
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -321,3 +322,79 @@ def test_the_chip_temperature_adds_drift_and_self_heating(chip) -> None:
     expected = 0.25 + float(drift.temperature_K([world.clock()])[0]) + 1.0 * power_W
     assert world.temperature_K() == pytest.approx(expected, abs=1e-9)
     assert world.driver.temperature_C() == pytest.approx(25.0 + expected)
+
+
+# ---- the virtual clock ---------------------------------------------------------------------
+def test_the_virtual_clock_flows_jumps_forward_only_and_holds_per_thread() -> None:
+    import time
+
+    from hil.emulator.world import VirtualClock
+
+    clock = VirtualClock(100.0)
+    t0 = clock()
+    clock.wait_until(t0 + 50.0)  # a wait: no sleep, the time is there
+    assert clock() >= t0 + 50.0
+    before = clock()
+    clock.wait_until(before - 10.0)  # never back
+    assert clock() >= before
+    with clock.held():
+        held = clock()
+        time.sleep(0.01)
+        assert clock() == held  # a line's instant
+        other: list[float] = []
+        thread = threading.Thread(target=lambda: other.append(clock()))
+        thread.start()
+        thread.join()
+        assert other[0] > held  # other threads' time flows on
+        clock.wait_until(held + 1.0)
+        assert clock() == held + 1.0  # a wait inside moves the held time too
+    assert clock() >= held + 1.0
+
+
+def test_a_served_bench_waits_on_its_virtual_clock_instead_of_sleeping() -> None:
+    import time
+
+    from hil.emulator.bench import EmulatedBench
+    from hil.emulator.world import VirtualClock
+
+    with EmulatedBench(ports=4, seed=0) as emulated:
+        world = emulated.world
+        assert isinstance(world.clock, VirtualClock) and emulated.config().clock == "virtual"
+        world.driver.channel_write_s = 0.5  # a slow driver: 16 channels take 8 s
+        n = world.driver.n_channels
+        world.driver.write(range(n), [1.0] * n)
+        meter = emulated.servers["power_meter"].handler
+        wall = time.monotonic()
+        assert meter.handle("*OPC?") == "1"
+        assert time.monotonic() - wall < 1.0  # not slept ...
+        assert world.clock() >= world.settled_at >= 8.0  # ... jumped
+        meter.handle(":SENS1:FUNC:PAR:LOGG 1000,10MS")  # a 10 s logging run
+        meter.handle(":SENS1:FUNC:STAT LOGG,STAR")
+        assert meter.handle(":SENS1:FUNC:STAT?").endswith("PROGRESS")  # polling is waiting
+        assert meter.handle(":SENS1:FUNC:STAT?").endswith("COMPLETE")
+        assert time.monotonic() - wall < 2.0
+
+
+def test_a_bench_on_a_virtual_clock_does_not_sleep_and_reports_the_modelled_time() -> None:
+    import time
+
+    from hil.bench import Bench
+    from hil.emulator.bench import EmulatedBench
+
+    with EmulatedBench(ports=4, seed=0) as emulated:
+        cfg = replace(emulated.config(), channel_write_s=0.2, settle_s=0.05)
+        with Bench(cfg) as bench:
+            n = bench.heaters.n_channels
+            wall = time.monotonic()
+            seconds = bench.heaters.write(range(n), [1.0] * n)
+            assert time.monotonic() - wall < 1.0 < n * 0.25 <= seconds  # modelled, not slept
+            world = emulated.world
+            seen = bench.detectors.monitor()  # the reading waited on the bench (*WAI) first
+            assert world.clock() >= world.settled_at and seen.shape == (4,)
+    with EmulatedBench(ports=4, seed=0, clock="real") as emulated:
+        cfg = replace(emulated.config(), channel_write_s=0.02, settle_s=0.0)
+        assert cfg.clock == "real"
+        with Bench(cfg) as bench:
+            wall = time.monotonic()
+            bench.heaters.write(range(bench.heaters.n_channels), [1.0] * bench.heaters.n_channels)
+            assert time.monotonic() - wall >= 0.02 * bench.heaters.n_channels  # paced
