@@ -33,11 +33,21 @@ median wall time of an empty ``Core.transaction`` (``transaction_s``, what every
 query pays for its all-or-nothing promise) and of a ``ROUT:MATC`` of four pairs
 (``route_matching_8_s``).
 
+The emulated instruments against their manuals and the bench's safety:
+``bench_calibration_worst_db_min``, the worst isolation over :data:`CALIBRATION_SEEDS` chips
+calibrated over VISA (each seed's in ``bench_calibration_worst_db_seeds``);
+``manual_coverage_min``, the smallest fraction of a model's programming-manual commands its
+emulation accepts (:mod:`hil.emulator.manuals`; each model's in ``manual_coverage``);
+``instr_resources``, the ``::INSTR`` (HiSLIP) resources the emulated bench serves; and
+``unsafe_after_failure`` of ``failure_cases``: the cases of an instrument gone or another model
+at its address (``tests/hil/failures.py``) that left a heater above its safe current or the
+laser on.
+
 To add a figure: write a function ``(server, n) -> dict`` of figures, append it to
 :data:`SECTIONS` and describe its keys in :data:`ROWS`.
 
 ``--quick`` (the test suite runs it): 50 round trips, the calibration on a 4-port bench (its
-figures then end in ``_4``).
+figures then end in ``_4``), one seed.
 
 Run::
 
@@ -66,7 +76,9 @@ from hil.visa import Session, resource_manager
 from photonics.calibration.selfcal import route_quality
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.hil.clients
+from hil.emulator.manuals import coverage, manuals
 from tests.hil.clients import tally
+from tests.hil.failures import unsafe_after_failure
 
 WARMUP = 200
 NAGLE_PAIRS = 20  # each may stall ~40 ms: few are enough to show it
@@ -174,6 +186,35 @@ def calibration_figures(server: TcpServer, n: int) -> dict[str, float]:
     }
 
 
+def seed_figures(server: TcpServer, n: int) -> dict[str, float]:
+    """The worst isolation over :data:`CALIBRATION_SEEDS` chips calibrated over VISA (the
+    chip of seed 0 is :func:`calibration_figures`' own)."""
+    worst = []
+    for seed in range(1, CALIBRATION_SEEDS):
+        with EmulatedBench(ports=CALIBRATION_PORTS, seed=seed) as emulated:
+            with Bench(emulated.config()) as bench:
+                cal = bench.calibrate()
+            worst.append(route_quality(emulated.world.chip, cal)[1])
+    return {"bench_calibration_worst_db_seeds": worst}
+
+
+def manual_figures(server: TcpServer, n: int) -> dict[str, float]:
+    """Each model's programming-manual command list against its emulation: the smallest
+    fraction accepted (``manual_coverage_min``) and each model's."""
+    found = {m.model: coverage(m) for m in manuals()}
+    return {"manual_coverage_min": min(found.values()), "manual_coverage": found}
+
+
+def safety_figures(server: TcpServer, n: int) -> dict[str, float]:
+    """Instruments served as ``::INSTR`` (HiSLIP) by the emulated bench, and the failure
+    cases (an instrument gone or another model at its address) that leave the heaters above
+    their safe current or the laser on."""
+    with EmulatedBench(ports=4, seed=1) as emulated:
+        instr = sum(r.endswith("::INSTR") and "hislip" in r for r in emulated.resources.values())
+        unsafe, cases = unsafe_after_failure(emulated)
+    return {"instr_resources": instr, "unsafe_after_failure": unsafe, "failure_cases": cases}
+
+
 def client_figures(server: TcpServer, n: int) -> dict[str, float]:
     """The unmodified-client conformance checks on a served 4-port bench: how many pass."""
     with EmulatedBench(ports=4, seed=0) as emulated:
@@ -237,11 +278,17 @@ def transaction_figures(server: TcpServer, n: int) -> dict[str, float]:
 
 #: Ports of the chip calibrated over the bench (``--quick``: 4).
 CALIBRATION_PORTS = 8
+#: Chips (seeds 0..) whose worst isolation ``bench_calibration_worst_db_min`` is over
+#: (``--quick``: 1, the calibration's own).
+CALIBRATION_SEEDS = 10
 #: Each section measures some figures against a running server.
 SECTIONS: list[Callable[[TcpServer, int], dict[str, float]]] = [
     latency_figures,
     nagle_figures,
     calibration_figures,
+    seed_figures,
+    manual_figures,
+    safety_figures,
     client_figures,
     overlap_figures,
     transaction_figures,
@@ -259,6 +306,11 @@ ROWS: dict[str, tuple[str, str, str]] = {
     "in_process_calibration_s_8": ("  the same chip in process (no wire)", "s", "peer"),
     "bench_calibration_error_db": ("  its worst routed-power error", "dB", "< 0.5"),
     "bench_calibration_isolation_db": ("  its worst isolation", "dB", ">= 25"),
+    "bench_calibration_worst_db_min": ("  worst isolation over the seeds", "dB", ">= 20"),
+    "manual_coverage_min": ("manual commands accepted, worst model", "%", ">= 95"),
+    "instr_resources": ("::INSTR (HiSLIP) resources served", "n", ">= 1"),
+    "unsafe_after_failure": ("failure cases leaving heaters unsafe", "n", "0"),
+    "failure_cases": ("  of", "n", ""),
     "client_checks_passed": ("unmodified-client checks passed", "n", "= total"),
     "client_checks_total": ("  of", "n", ""),
     "idn_during_cal_run_median_s": ("*IDN? while another client's CAL:RUN runs", "ms", ""),
@@ -266,7 +318,7 @@ ROWS: dict[str, tuple[str, str, str]] = {
     "transaction_s": ("an empty transaction (in process)", "us", ""),
     "route_matching_8_s": ("an 8-port ROUT:MATC (in process)", "ms", ""),
 }
-_SCALE = {"us": 1e6, "ms": 1e3, "x": 1.0, "s": 1.0, "dB": 1.0, "n": 1.0}
+_SCALE = {"us": 1e6, "ms": 1e3, "x": 1.0, "s": 1.0, "dB": 1.0, "n": 1.0, "%": 100.0}
 
 
 def main() -> None:
@@ -278,12 +330,18 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.quick:
-        global CALIBRATION_PORTS
-        args.n, CALIBRATION_PORTS = 50, 4
+        global CALIBRATION_PORTS, CALIBRATION_SEEDS
+        args.n, CALIBRATION_PORTS, CALIBRATION_SEEDS = 50, 4, 1
     figures: dict[str, float] = {}
     with TcpServer(Trivial(), name="bench") as server:
         for section in SECTIONS:
             figures.update(section(server, args.n))
+    seeds = [
+        figures["bench_calibration_isolation_db"],
+        *figures["bench_calibration_worst_db_seeds"],
+    ]
+    figures["bench_calibration_worst_db_seeds"] = seeds  # seed 0 is the calibration's own
+    figures["bench_calibration_worst_db_min"] = min(seeds)
     if args.json:
         print(json.dumps(figures))
         return
@@ -293,6 +351,8 @@ def main() -> None:
     )
     print(f"{'figure':<42} {'value':>10} {'unit':<4} {'target':<16}")
     for key, value in figures.items():
+        if not isinstance(value, (int, float)):  # per-seed and per-model lists: --json
+            continue
         label, unit, target = ROWS.get(key, (key, "x", ""))
         print(f"{label:<42} {value * _SCALE[unit]:>10.1f} {unit:<4} {target:<16}")
 

@@ -97,9 +97,9 @@ def check(manual: Manual, seed: int = 0) -> list[Result]:
 
 
 def coverage(manual: Manual) -> float:
-    """The fraction of ``manual``'s commands the emulation accepts."""
+    """The fraction of ``manual``'s commands the emulation accepts (0 for an empty list)."""
     results = check(manual)
-    return sum(r.accepted for r in results) / len(results)
+    return sum(r.accepted for r in results) / len(results) if results else 0.0
 
 
 def manuals() -> list[Manual]:
