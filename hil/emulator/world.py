@@ -55,7 +55,13 @@ from photonics.chips.chip import REFERENCE_WAVELENGTH_NM, Chip, ChipSpec
 from photonics.chips.switch import FeedForwardFabric
 from photonics.devices.drift import AmbientDrift
 from photonics.devices.thermal import Heaters
-from photonics.devices.transients import SETTLED_AFTER_TAU, Heat, ThermalDynamics, heat_at
+from photonics.devices.transients import (
+    SETTLED_AFTER_TAU,
+    Heat,
+    ThermalDynamics,
+    chip_heat_K,
+    heat_at,
+)
 from photonics.errors import PortError, SettingsError
 
 #: Fibre-to-chip coupling loss per facet, dB (published 1.8-3.6 dB: ``docs/physics.md`` [1]).
@@ -368,18 +374,24 @@ class BenchWorld:
 
     def heat(self, times_s: ArrayLike) -> Heat:
         """The heat of the heaters at ``times_s`` (s, world clock): each write's step responses
-        (:func:`photonics.devices.transients.heat_at`), from the last write settled long before."""
+        (:func:`photonics.devices.transients.heat_at`), from the last write settled long before:
+        the heaters' own and crosstalk responses from the writes of their (microsecond)
+        horizon, the chip-wide self-heating from those of its own, much longer one."""
         t = np.atleast_1d(self._now(times_s)).astype(float)
         dynamics = self.driver.dynamics
         tau = self.chip.heaters.tau_s
-        horizon = SETTLED_AFTER_TAU * max(dynamics.slowest_s(tau), dynamics.chip_tau_s)
         with self.lock:
-            # from the newest write settled before the first time (writes end in order)
-            first = max(0, bisect.bisect_right(self._ends, float(t.min()) - horizon) - 1)
-            relevant = self._history[first:]
-            applied = np.array([w.applied_s for w in relevant])
-            power = np.array([w.power_mW for w in relevant])
-        return heat_at(t, applied, power, tau, dynamics)
+            fast = self._since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.slowest_s(tau))
+            slow = self._since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.chip_tau_s)
+        heat = heat_at(t, *fast, tau, dynamics)
+        return replace(heat, chip_K=chip_heat_K(t, *slow, dynamics))
+
+    def _since(self, t_s: float) -> tuple[np.ndarray, np.ndarray]:
+        """(applied_s, power_mW) of the writes from the newest one settled by ``t_s`` on
+        (writes end in order)."""
+        first = max(0, bisect.bisect_right(self._ends, t_s) - 1)
+        relevant = self._history[first:]
+        return np.array([w.applied_s for w in relevant]), np.array([w.power_mW for w in relevant])
 
     def temperature_K(self, times_s: ArrayLike | None = None) -> np.ndarray:
         """The chip's temperature above the reference at ``times_s`` (default now), K: the

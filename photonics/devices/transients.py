@@ -135,8 +135,27 @@ def heat_at(
 
     own = summed(rise(dt, tau[h], dynamics.tau2_s))
     crosstalk = summed(rise(dt, tau[h], dynamics.crosstalk_tau_s))
-    chip = power[0].sum() + rise(dt, dynamics.chip_tau_s) @ size
-    return Heat(own, crosstalk, 1e-3 * dynamics.chip_K_per_W * chip)
+    return Heat(own, crosstalk, _chip_K(power[0], size, dt, dynamics))
+
+
+def chip_heat_K(
+    times_s: ArrayLike, applied_s: ArrayLike, power_mW: ArrayLike, dynamics: ThermalDynamics
+) -> np.ndarray:
+    """The chip-wide self-heating at ``times_s`` (T,), K, after the writes of
+    :func:`heat_at` (the same arguments): what :func:`heat_at` gives as ``chip_K``, for a
+    history that reaches further back than the heaters' own responses need (``chip_tau_s`` is
+    the slowest pole by far)."""
+    t = finite("times_s", times_s).reshape(-1)
+    applied, power = np.asarray(applied_s, dtype=float), finite("power_mW", power_mW)
+    steps = np.diff(power, axis=0)
+    k, h = np.nonzero(steps)
+    return _chip_K(power[0], steps[k, h], t[:, None] - applied[k + 1, h], dynamics)
+
+
+def _chip_K(start_mW: np.ndarray, size: np.ndarray, dt: np.ndarray, d: ThermalDynamics):
+    """The self-heating (T,), K: the total power settled before, plus each step (E,) risen
+    by its time ``dt`` (T, E) since."""
+    return 1e-3 * d.chip_K_per_W * (start_mW.sum() + rise(dt, d.chip_tau_s) @ size)
 
 
 def settle_time_s(
