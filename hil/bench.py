@@ -24,6 +24,7 @@ from firmware.calibration_file import save_calibration
 from firmware.controller import Controller, Rings
 from firmware.driver import DriverError
 from firmware.sdk import InProcessTransport, Switch, as_matching
+from hil import wiring
 from hil.bench_config import BenchConfig
 from hil.errors import InstrumentError
 from hil.instruments.base import Connection
@@ -289,11 +290,15 @@ class Bench:
         self,
         path: str | os.PathLike[str] | None = None,
         progress: Callable[[str, int, int], None] | None = None,
+        check_wiring: bool = True,
     ) -> Calibration:
         """Self-calibrate the chip through the bench (the firmware's ``CAL:RUN``: heater I-V
         read-back, then each MZI's fringe on the power meter), write it to ``path``
         atomically when given, and keep it for the other routines. ``progress(stage, done,
-        total)`` as it advances (:attr:`~firmware.controller.Controller.progress`)."""
+        total)`` as it advances (:attr:`~firmware.controller.Controller.progress`). First,
+        when the chip has a ring on every output, :meth:`check_wiring` (``check_wiring``)."""
+        if check_wiring and len(self.config.ring_channels) == self.config.ports:
+            self.check_wiring()
         self.controller.progress = progress
         try:
             self.firmware.calibrate(save=False)
@@ -374,6 +379,71 @@ class Bench:
             )
         crossed = int(np.argmax(trace >= (low + high) / 2))
         return Latency((crossed + 0.5) * averaging_s, modeled_s, command_s, trace, averaging_s)
+
+    def check_wiring(self, points: int | None = None) -> dict[int, int | None]:
+        """Which chip output each meter channel sees (:mod:`hil.wiring`): the laser, into the
+        input that lights each output best, scanned over one ring FSR in ``points`` steps
+        (default two per ring linewidth) before and after heating ring ``k`` by its own
+        amount. Returns
+        ``{output as configured: output seen}`` (None: too dark to tell) and leaves the
+        heaters and the wavelength as they were; raises :class:`InstrumentError` naming every
+        channel that sees another output than the configuration says."""
+        cfg, rings, n = self.config, self.controller.rings, self.config.ports
+        if len(cfg.ring_channels) != n:
+            raise SettingsError("checking the wiring needs a ring on every output (ring_channels)")
+        points = points or int(np.ceil(2 * rings.fsr_nm / rings.fwhm_nm))
+        scan = cfg.wavelength_nm + rings.fsr_nm * (np.arange(points) / points - 0.5)
+        held = self.heaters.currents()
+        channels = list(cfg.ring_channels)
+        # ring k by (k + 1) / (n + 1) of half an FSR: distinct shifts, a modest total power
+        target_mW = rings.fsr_mW * 0.5 * (np.arange(1, n + 1) / (n + 1))
+        ohm = 1e3 * self.heaters.power_mW(np.eye(self.heaters.n_channels))[channels]
+        heated = held.copy()
+        heated[channels] = np.minimum(np.sqrt(1e3 * target_mW / ohm), cfg.max_current_mA)
+        # each output read from the input that lights it best (one reading per input first)
+        best = wiring.sources(np.array([self.detectors.detect(np.eye(n)[k]) for k in range(n)]))
+        inputs = sorted(set(best.tolist()))
+        before, after = np.zeros((points, n)), np.zeros((points, n))
+        try:
+            for k in inputs:
+                before[:, best == k] = self._scan(scan, k)[:, best == k]
+            self.heaters.write(range(held.size), heated)
+            watts = self.heaters.voltages()[channels] * heated[channels]  # V x mA = mW
+            for k in inputs:
+                after[:, best == k] = self._scan(scan, k)[:, best == k]
+        finally:
+            self.heaters.write(range(held.size), held)
+            self.laser.set_wavelength_nm(cfg.wavelength_nm)
+        shifts = wiring.notch_shifts(before, after)
+        seen = wiring.match_rings(shifts, watts * rings.nm_per_mW / rings.fsr_nm)
+        if not seen:
+            raise InstrumentError(
+                self.laser.resource, "wiring: no output shows a ring notch: is the light on?"
+            )
+        found = {output: seen.get(output) for output in range(n)}
+        wrong: dict[int, list[str]] = {}
+        for o, (i, c) in sorted(self.detectors.readout.where.items()):
+            if found[o] is not None and found[o] != o:
+                wrong.setdefault(i, []).append(
+                    f"channel {c} sees output {found[o]} (configured {o})"
+                )
+        if wrong:
+            i = min(wrong)
+            raise InstrumentError(
+                self.meters[i].resource,
+                "wiring: " + ", ".join(wrong[i]) + ": fix the meters' ports in the configuration",
+            )
+        return found
+
+    def _scan(self, wavelengths_nm: np.ndarray, source: int) -> np.ndarray:
+        """Every output's power (mW) at each wavelength with the laser into input ``source``,
+        ``(wavelengths, ports)``."""
+        self.detectors.detect(np.eye(self.config.ports)[source])  # the laser into source
+        out = []
+        for nm in wavelengths_nm:
+            self.laser.set_wavelength_nm(float(nm))
+            out.append(self.detectors.monitor())
+        return np.array(out)
 
     def lock_ring(self, ring: int) -> tuple[bool, float]:
         """Lock output ring ``ring`` on the laser with power-meter feedback (the firmware's
