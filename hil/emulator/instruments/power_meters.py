@@ -243,11 +243,11 @@ class PowerMeterN7744A(ScpiInstrument):
         its averaging time before now), or at ``times_s`` (each averaged over
         ``averaging_s`` before it)."""
         s = self.state[n - 1].settings
-        t = np.atleast_1d(self.world.clock() if times_s is None else times_s)
         avg = s.averaging_s if averaging_s is None else averaging_s
-        mW = self.world.output_power_mW(t, averaging_s=avg)[:, self.outputs[n - 1]]
+        # now: the world's light of this instant, which every channel of a line shares
+        mW = self.world.output_power_mW(times_s, averaging_s=avg)[..., self.outputs[n - 1]]
         mW = mW * 10 ** (s.correction_db / 10)
-        return float(mW[0]) if times_s is None else mW
+        return float(mW) if times_s is None else mW
 
     def measure(self, n: int) -> float:
         """A new reading of channel ``n`` (a software trigger), kept for ``FETCh``, mW."""
