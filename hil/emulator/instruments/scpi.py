@@ -31,6 +31,20 @@ state; ``*OPC`` sets the OPC bit then. ``SYST:ERR?`` reads the standard error qu
 command changes nothing and queues its error (-1xx command, -2xx execution); the commands
 before it on the line have run. ``*TRG`` runs :meth:`ScpiInstrument.trigger` (a model's own).
 
+The SCPI status system (SCPI 1999.0 Vol. 1, 9 "Status Reporting"; Vol. 2, 20 "STATus
+Subsystem"): two registers, ``:STATus:OPERation`` and ``:STATus:QUEStionable``
+(:class:`StatusRegister`), each with ``:CONDition?`` (the state now, from the model's hooks
+:meth:`ScpiInstrument.operation_condition` and :meth:`ScpiInstrument.questionable_condition`),
+``:PTRansition`` and ``:NTRansition`` (which rising and falling condition bits latch into the
+event register), ``[:EVENt]?`` (latched, cleared by reading it) and ``:ENABle`` (which event bits
+summarise into the status byte: bit 7 OSB for operation, bit 3 QSB for questionable). The
+conditions are sampled before and after each command and on every status read, so a condition
+that rises and falls between two commands is not seen. ``:STATus:PRESet`` sets ENABle 0, PTR
+32767, NTR 0 (SCPI Vol. 2, 20.7, the power-on values too) and keeps the event registers;
+``*CLS`` clears the event registers and keeps the rest; ``*RST`` changes none of them. Values
+are 0..32767 (bit 15 is never used; -222 outside). A numbered ``STATus<n>`` node (a model's
+``numbered``) reads the same registers.
+
 Replies: each instrument writes numbers in its own format (:meth:`ScpiInstrument.number`; the
 Keysight ones :func:`keysight_nr3`), strings as they are (ASCII only: an error's detail never
 echoes a non-ASCII byte, see :class:`~firmware.scpi_errors.ScpiError`).
@@ -54,6 +68,7 @@ from firmware.scpi_errors import (
     STB_ESB,
     STB_MAV,
     STB_MSS,
+    STB_OPER,
     STB_QUES,
     ErrorQueue,
     ScpiError,
@@ -86,6 +101,48 @@ def float32_block(values: Sequence[float] | np.ndarray, dtype: str = "<f4") -> b
     data = np.asarray(values, dtype=dtype).tobytes()
     length = str(len(data))
     return f"#{len(length)}{length}".encode() + data
+
+
+#: The SCPI status registers' bits: 0..14 (bit 15 is never used, SCPI 1999.0 Vol. 1, 9.1).
+STATUS_MASK = 0x7FFF
+#: The questionable condition bit a model's :meth:`ScpiInstrument.questionable` sets: bit 9,
+#: the first of SCPI's instrument-defined bits (9..13, SCPI 1999.0 Vol. 1, 9.5).
+QUES_DEVICE = 1 << 9
+
+
+@dataclass
+class StatusRegister:
+    """One SCPI status structure (SCPI 1999.0 Vol. 1, 9.3): ``condition`` (the bits now),
+    the transition filters ``ptr`` (a bit going 0 to 1 latches) and ``ntr`` (1 to 0), the
+    latched ``event`` register and the ``enable`` mask of its summary. Power-on values are the
+    preset ones (:meth:`preset`)."""
+
+    condition: int = 0
+    ptr: int = STATUS_MASK
+    ntr: int = 0
+    event: int = 0
+    enable: int = 0
+
+    def update(self, condition: int) -> None:
+        """The condition now: each changed bit its filter passes latches into the event."""
+        condition &= STATUS_MASK
+        rising, falling = condition & ~self.condition, self.condition & ~condition
+        self.event |= (rising & self.ptr) | (falling & self.ntr)
+        self.condition = condition
+
+    def read_event(self) -> int:
+        """``[:EVENt]?``: the event register, cleared by reading it."""
+        value, self.event = self.event, 0
+        return value
+
+    def summary(self) -> bool:
+        """The register's summary bit: an enabled event."""
+        return bool(self.event & self.enable)
+
+    def preset(self) -> None:
+        """``:STATus:PRESet`` (SCPI 1999.0 Vol. 2, 20.7): ENABle 0, PTR all ones, NTR 0; the
+        event register is kept."""
+        self.enable, self.ptr, self.ntr = 0, STATUS_MASK, 0
 
 
 @dataclass(frozen=True)
@@ -155,6 +212,9 @@ class ScpiInstrument:
         self.ese, self.sre = 0, 0  # IEEE 488.2 enable masks
         self._opc_at: float | None = None  # *OPC: the OPC bit is due at this world time
         self._waiting = 0  # replies of the line being run so far (MAV)
+        #: The SCPI ``:STATus:OPERation`` and ``:STATus:QUEStionable`` registers.
+        self.operation_status, self.questionable_status = StatusRegister(), StatusRegister()
+        self._status_sampled = False  # the first sample is the power-on condition: no event
         entries = [*self._common(), *self.commands()]
         self._table = [(spec, entry) for entry in entries for spec in entry.specs()]
         self._matching: dict[tuple[str, ...], list[tuple[Spec, Entry]]] = {}  # by header words
@@ -182,7 +242,8 @@ class ScpiInstrument:
     def status_byte(self) -> int:
         """The status byte as a serial poll reads it (``read_stb``), queuing nothing: ``*STB?``'s
         bits outside a line (MAV clear: the transport knows whether a reply waits)."""
-        return self._status_byte(0)
+        with self.world.instant():
+            return self._status_byte(0)
 
     def device_clear(self) -> None:
         """IEEE 488.2 dcas (5.8, a device clear from HiSLIP or VXI-11): the transport drops
@@ -191,8 +252,18 @@ class ScpiInstrument:
         self._opc_at = None
 
     def questionable(self) -> bool:
-        """The instrument's questionable summary (status byte bit 3)."""
+        """Whether the instrument's data is questionable: bit 9 (:data:`QUES_DEVICE`) of the
+        default :meth:`questionable_condition` (a model with its own bits overrides that)."""
         return False
+
+    def operation_condition(self) -> int:
+        """The ``:STATus:OPERation:CONDition`` bits now (a model's own; default none)."""
+        return 0
+
+    def questionable_condition(self) -> int:
+        """The ``:STATus:QUEStionable:CONDition`` bits now (a model's own; default
+        :data:`QUES_DEVICE` while :meth:`questionable`)."""
+        return QUES_DEVICE if self.questionable() else 0
 
     def reply(self, value: object) -> str:
         """A query's reply: floats in :meth:`number`'s format, the rest as
@@ -213,11 +284,13 @@ class ScpiInstrument:
 
     def _handle(self, line: str | bytes) -> str | bytes | None:
         replies: list[str | bytes] = []
+        self._sample_status()
         try:
             for text in split_line(line):
                 cmd = self._parse(text)  # after the commands before it: units may have changed
                 self._waiting = len(replies)
                 reply = self._run(cmd)
+                self._sample_status()  # a command's own effect on the conditions latches now
                 if cmd.query:
                     replies.append(reply if isinstance(reply, bytes) else self.reply(reply))
         except ScpiError as exc:
@@ -314,16 +387,55 @@ class ScpiInstrument:
             Entry("*OPT", query=lambda _: self.options),
             Entry("SYSTem:ERRor[:NEXT]", query=self._error),
             Entry("SYSTem:ERRor:COUNt", query=lambda _: len(self.errors)),
+            *self._status_entries(),
         ]
+
+    # ---- the SCPI status system (the module docstring) ---------------------------------------
+    def _status_entries(self) -> list[Entry]:
+        entries = [Entry("STATus:PRESet", set=self._status_preset)]
+        for node, reg in (
+            ("OPERation", self.operation_status),
+            ("QUEStionable", self.questionable_status),
+        ):
+            entries += [
+                Entry(f"STATus:{node}[:EVENt]", query=lambda _, r=reg: self._read_event(r)),
+                Entry(f"STATus:{node}:CONDition", query=lambda _, r=reg: self._condition(r)),
+                *(_status_field(f"STATus:{node}:{word}", reg, field) for word, field in _FIELDS),
+            ]
+        return entries
+
+    def _sample_status(self) -> None:
+        """The model's conditions now into the registers (the first sample only sets them)."""
+        operation, questionable = self.operation_condition(), self.questionable_condition()
+        if not self._status_sampled:
+            self.operation_status.condition = operation & STATUS_MASK
+            self.questionable_status.condition = questionable & STATUS_MASK
+            self._status_sampled = True
+        self.operation_status.update(operation)
+        self.questionable_status.update(questionable)
+
+    def _read_event(self, reg: StatusRegister) -> int:
+        self._sample_status()
+        return reg.read_event()
+
+    def _condition(self, reg: StatusRegister) -> int:
+        self._sample_status()
+        return reg.condition
+
+    def _status_preset(self, _: int) -> None:
+        self.operation_status.preset()
+        self.questionable_status.preset()
 
     def _error(self, _: int) -> str:
         e = self.errors.pop()
         return f"{e.code},{e.text}"
 
     def _clear(self, _: int) -> None:
-        """``*CLS``: the error queue, the event status register and a pending ``*OPC``."""
+        """``*CLS``: the error queue, the event status register, the SCPI status event
+        registers and a pending ``*OPC``."""
         self.errors.clear()
         self.errors.events, self._opc_at = 0, None
+        self.operation_status.event = self.questionable_status.event = 0
 
     def _arm_opc(self, _: int) -> None:
         self._opc_at = self.world.settled_at
@@ -346,13 +458,30 @@ class ScpiInstrument:
     def _status_byte(self, _: int) -> int:
         """``*STB?``: the status byte (see the module docstring); reading clears nothing."""
         self._update_opc()
+        self._sample_status()
         bits = (
             STB_EAV * (len(self.errors) > 0)
-            | STB_QUES * self.questionable()
+            | STB_QUES * self.questionable_status.summary()
             | STB_MAV * (self._waiting > 0)
             | STB_ESB * bool(self.errors.events & self.ese)
+            | STB_OPER * self.operation_status.summary()
         )
         return bits | (STB_MSS * bool(bits & self.sre & ~STB_MSS))
+
+
+#: The settable fields of a status register: the manual's node, the attribute it sets.
+_FIELDS = (("ENABle", "enable"), ("PTRansition", "ptr"), ("NTRansition", "ntr"))
+
+
+def _status_field(header: str, reg: StatusRegister, field: str) -> Entry:
+    """A status register's ENABle, PTRansition or NTRansition: set 0..32767, query."""
+    value = (Param("value", "int", 0, STATUS_MASK),)
+    return Entry(
+        header,
+        value,
+        set=lambda _, v: setattr(reg, field, v),
+        query=lambda _: getattr(reg, field),
+    )
 
 
 def wavelength_param(low_high: tuple[float, float]) -> Param:
