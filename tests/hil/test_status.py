@@ -248,3 +248,24 @@ def test_every_scpi_model_has_the_status_system(build) -> None:
     replies = inst.handle(line).split(";")
     assert replies[:4] + replies[-1:] == ["16", "3", "4", "8", "32767"]
     assert errors(inst) == []
+
+
+class Extended(Toy):
+    """A model with a register of its own (as the PM100D's MEASurement), summarised in bit 1."""
+
+    def status_nodes(self) -> dict:
+        return {**super().status_nodes(), "MEASurement": (lambda: self.conditions["MEAS"], 2)}
+
+
+def test_a_model_adds_a_register_of_its_own(world) -> None:
+    toy = Extended(world)
+    toy.conditions["MEAS"] = 0
+    toy.handle("STAT:MEAS:ENAB 4;:STAT:MEAS:NTR 4")
+    toy.conditions["MEAS"] = 4
+    assert toy.handle("STAT:MEAS:COND?") == "4" and toy.handle("*STB?") == "2"
+    toy.handle("*CLS")
+    toy.conditions["MEAS"] = 0  # the fall: NTR 4 latches it
+    assert toy.handle("*STB?") == "2"
+    assert toy.handle("STAT:MEAS?;:STAT:MEAS?") == "4;0"
+    toy.handle("STAT:PRES")
+    assert toy.handle("STAT:MEAS:ENAB?;:STAT:MEAS:PTR?;:STAT:MEAS:NTR?") == "0;32767;0"

@@ -43,7 +43,8 @@ that rises and falls between two commands is not seen. ``:STATus:PRESet`` sets E
 32767, NTR 0 (SCPI Vol. 2, 20.7, the power-on values too) and keeps the event registers;
 ``*CLS`` clears the event registers and keeps the rest; ``*RST`` changes none of them. Values
 are 0..32767 (bit 15 is never used; -222 outside). A numbered ``STATus<n>`` node (a model's
-``numbered``) reads the same registers.
+``numbered``) reads the same registers. A model with registers of its own beyond these two
+(the PM100D's MEASurement and AUXillary) adds them in :meth:`ScpiInstrument.status_nodes`.
 
 Replies: each instrument writes numbers in its own format (:meth:`ScpiInstrument.number`; the
 Keysight ones :func:`keysight_nr3`), strings as they are (ASCII only: an error's detail never
@@ -212,8 +213,10 @@ class ScpiInstrument:
         self.ese, self.sre = 0, 0  # IEEE 488.2 enable masks
         self._opc_at: float | None = None  # *OPC: the OPC bit is due at this world time
         self._waiting = 0  # replies of the line being run so far (MAV)
-        #: The SCPI ``:STATus:OPERation`` and ``:STATus:QUEStionable`` registers.
-        self.operation_status, self.questionable_status = StatusRegister(), StatusRegister()
+        #: The status registers by node (``OPERation``, ``QUEStionable``, a model's own).
+        self.status = {node: StatusRegister() for node in self.status_nodes()}
+        self.operation_status = self.status["OPERation"]
+        self.questionable_status = self.status["QUEStionable"]
         self._status_sampled = False  # the first sample is the power-on condition: no event
         entries = [*self._common(), *self.commands()]
         self._table = [(spec, entry) for entry in entries for spec in entry.specs()]
@@ -255,6 +258,14 @@ class ScpiInstrument:
         """Whether the instrument's data is questionable: bit 9 (:data:`QUES_DEVICE`) of the
         default :meth:`questionable_condition` (a model with its own bits overrides that)."""
         return False
+
+    def status_nodes(self) -> dict[str, tuple[Callable[[], int], int]]:
+        """The ``STATus`` registers: node mnemonic, its condition hook and the status byte bit
+        its summary sets (a model with more registers extends this)."""
+        return {
+            "OPERation": (self.operation_condition, STB_OPER),
+            "QUEStionable": (self.questionable_condition, STB_QUES),
+        }
 
     def operation_condition(self) -> int:
         """The ``:STATus:OPERation:CONDition`` bits now (a model's own; default none)."""
@@ -393,38 +404,27 @@ class ScpiInstrument:
     # ---- the SCPI status system (the module docstring) ---------------------------------------
     def _status_entries(self) -> list[Entry]:
         entries = [Entry("STATus:PRESet", set=self._status_preset)]
-        for node, reg in (
-            ("OPERation", self.operation_status),
-            ("QUEStionable", self.questionable_status),
-        ):
+        for node, reg in self.status.items():
             entries += [
-                Entry(f"STATus:{node}[:EVENt]", query=lambda _, r=reg: self._read_event(r)),
-                Entry(f"STATus:{node}:CONDition", query=lambda _, r=reg: self._condition(r)),
+                # the conditions were sampled before this command: the registers are current
+                Entry(f"STATus:{node}[:EVENt]", query=lambda _, r=reg: r.read_event()),
+                Entry(f"STATus:{node}:CONDition", query=lambda _, r=reg: r.condition),
                 *(_status_field(f"STATus:{node}:{word}", reg, field) for word, field in _FIELDS),
             ]
         return entries
 
     def _sample_status(self) -> None:
         """The model's conditions now into the registers (the first sample only sets them)."""
-        operation, questionable = self.operation_condition(), self.questionable_condition()
-        if not self._status_sampled:
-            self.operation_status.condition = operation & STATUS_MASK
-            self.questionable_status.condition = questionable & STATUS_MASK
-            self._status_sampled = True
-        self.operation_status.update(operation)
-        self.questionable_status.update(questionable)
-
-    def _read_event(self, reg: StatusRegister) -> int:
-        self._sample_status()
-        return reg.read_event()
-
-    def _condition(self, reg: StatusRegister) -> int:
-        self._sample_status()
-        return reg.condition
+        for node, (condition, _) in self.status_nodes().items():
+            reg, bits = self.status[node], condition()
+            if not self._status_sampled:
+                reg.condition = bits & STATUS_MASK
+            reg.update(bits)
+        self._status_sampled = True
 
     def _status_preset(self, _: int) -> None:
-        self.operation_status.preset()
-        self.questionable_status.preset()
+        for reg in self.status.values():
+            reg.preset()
 
     def _error(self, _: int) -> str:
         e = self.errors.pop()
@@ -435,7 +435,8 @@ class ScpiInstrument:
         registers and a pending ``*OPC``."""
         self.errors.clear()
         self.errors.events, self._opc_at = 0, None
-        self.operation_status.event = self.questionable_status.event = 0
+        for reg in self.status.values():
+            reg.event = 0
 
     def _arm_opc(self, _: int) -> None:
         self._opc_at = self.world.settled_at
@@ -461,11 +462,11 @@ class ScpiInstrument:
         self._sample_status()
         bits = (
             STB_EAV * (len(self.errors) > 0)
-            | STB_QUES * self.questionable_status.summary()
             | STB_MAV * (self._waiting > 0)
             | STB_ESB * bool(self.errors.events & self.ese)
-            | STB_OPER * self.operation_status.summary()
         )
+        for node, (_, bit) in self.status_nodes().items():
+            bits |= bit * self.status[node].summary()
         return bits | (STB_MSS * bool(bits & self.sre & ~STB_MSS))
 
 
