@@ -38,7 +38,6 @@ Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driv
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import threading
 import time
@@ -76,15 +75,39 @@ HISTORY_LENGTH = 1024
 AVERAGING_POINTS = 8
 
 
-@dataclass(frozen=True)
-class _Write:
-    """One heater write: when each channel took its value (s, world clock), the powers (mW)
-    and currents (mA) after it, and when it has settled (s)."""
+class _History:
+    """The heater writes kept, oldest first (at most :data:`HISTORY_LENGTH`), as rows of
+    arrays: when each channel took its value (s, world clock), the powers (mW) and currents
+    (mA) after it, when it has settled (s), and when its last channel took its value (s)."""
 
-    applied_s: np.ndarray
-    power_mW: np.ndarray
-    current_mA: np.ndarray
-    settled_s: float
+    def __init__(self, current_mA: np.ndarray, power_mW: np.ndarray) -> None:
+        cap, h = 2 * HISTORY_LENGTH, current_mA.size
+        self.applied_s, self.power_mW = np.empty((cap, h)), np.empty((cap, h))
+        self.current_mA = np.empty((cap, h))
+        self.settled_s, self.ends_s = np.empty(cap), np.empty(cap)
+        self.n = 0  # writes kept
+        # the state before any write, settled long ago
+        self.append(np.full(h, -np.inf), power_mW, current_mA, -np.inf)
+
+    def append(
+        self, applied_s: np.ndarray, power_mW: np.ndarray, current_mA: np.ndarray, settled_s: float
+    ) -> None:
+        rows = (self.applied_s, self.power_mW, self.current_mA, self.settled_s, self.ends_s)
+        if self.n == len(self.settled_s):  # full: keep the newest, in place (no reallocation)
+            keep = HISTORY_LENGTH - 1
+            for a in rows:
+                a[:keep] = a[self.n - keep : self.n]
+            self.n = keep
+        k = self.n
+        self.applied_s[k], self.power_mW[k], self.current_mA[k] = applied_s, power_mW, current_mA
+        self.settled_s[k], self.ends_s[k] = settled_s, float(np.max(applied_s))
+        self.n += 1
+
+    def since(self, t_s: float) -> tuple[np.ndarray, np.ndarray]:
+        """(applied_s, power_mW) of the writes from the newest one whose channels had all
+        taken their values by ``t_s`` on (writes end in order); copies."""
+        first = max(0, int(np.searchsorted(self.ends_s[: self.n], t_s, side="right")) - 1)
+        return self.applied_s[first : self.n].copy(), self.power_mW[first : self.n].copy()
 
 
 class ManualClock:
@@ -288,8 +311,7 @@ class BenchWorld:
         self.drift = drift
         self.driver = BenchDriver(self, self.chip, np.random.default_rng(seed), dynamics)
         zero = self.driver.currents()
-        self._history = [_Write(np.full(zero.size, -np.inf), zero.copy(), zero, -np.inf)]
-        self._ends = [-np.inf]  # when each write's last channel took its value, s
+        self._history = _History(zero, self.chip.heaters.power_mW(zero))
         self._writes = 0  # heater writes recorded (the light's cache key)
         self._light: tuple[tuple, np.ndarray] | None = None  # (key, noiseless power) of "now"
         self.controller = self._controller()
@@ -317,25 +339,23 @@ class BenchWorld:
         ``channel_write_s``, starting when the previous write has settled; they have settled
         ``seconds`` after that start (see the module docstring)."""
         now = self.driver.currents()
-        last = self._history[-1]
-        if np.array_equal(now, last.current_mA):
+        last = self._history.n - 1
+        if np.array_equal(now, self._history.current_mA[last]):
             return
-        start = max(self.clock(), last.settled_s)
+        start = max(self.clock(), float(self._history.settled_s[last]))
         applied = np.full(now.size, start)
         if seconds > 0:  # channel i of the write takes its value when its write ends
             order = np.asarray(channels, dtype=np.int64).ravel()
             applied[order] = start + self.driver.channel_write_s * (1 + np.arange(order.size))
         power = self.chip.heaters.power_mW(now)
         self._writes += 1
-        self._history.append(_Write(applied, power, now, start + seconds))
-        self._ends.append(float(applied.max()))
-        del self._history[:-HISTORY_LENGTH], self._ends[:-HISTORY_LENGTH]
+        self._history.append(applied, power, now, start + seconds)
 
     @property
     def settled_at(self) -> float:
         """When the last heater write has settled, on the world's clock, s."""
         with self.lock:
-            return self._history[-1].settled_s
+            return float(self._history.settled_s[self._history.n - 1])
 
     def instant(self) -> contextlib.AbstractContextManager[None]:
         """Inside, this thread's time stands still (a :class:`VirtualClock`'s ``held``): an
@@ -363,10 +383,11 @@ class BenchWorld:
         channel's value once its write has ended (its heat then still spreads)."""
         with self.lock:
             t = float(self._now(t_s))
-            out = self._history[0].current_mA.copy()
-            for w in self._history[1:]:
-                done = w.applied_s <= t
-                out[done] = w.current_mA[done]
+            h = self._history
+            out = h.current_mA[0].copy()
+            for k in range(1, h.n):
+                done = h.applied_s[k] <= t
+                out[done] = h.current_mA[k][done]
             return out
 
     def _now(self, t_s: ArrayLike | None) -> np.ndarray:
@@ -381,17 +402,10 @@ class BenchWorld:
         dynamics = self.driver.dynamics
         tau = self.chip.heaters.tau_s
         with self.lock:
-            fast = self._since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.slowest_s(tau))
-            slow = self._since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.chip_tau_s)
+            fast = self._history.since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.slowest_s(tau))
+            slow = self._history.since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.chip_tau_s)
         heat = heat_at(t, *fast, tau, dynamics)
         return replace(heat, chip_K=chip_heat_K(t, *slow, dynamics))
-
-    def _since(self, t_s: float) -> tuple[np.ndarray, np.ndarray]:
-        """(applied_s, power_mW) of the writes from the newest one settled by ``t_s`` on
-        (writes end in order)."""
-        first = max(0, bisect.bisect_right(self._ends, t_s) - 1)
-        relevant = self._history[first:]
-        return np.array([w.applied_s for w in relevant]), np.array([w.power_mW for w in relevant])
 
     def temperature_K(self, times_s: ArrayLike | None = None) -> np.ndarray:
         """The chip's temperature above the reference at ``times_s`` (default now), K: the
