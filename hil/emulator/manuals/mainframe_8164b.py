@@ -16,7 +16,7 @@ command's own page was not read.
 from __future__ import annotations
 
 from hil.emulator.instruments.lasers import Mainframe8164B
-from hil.emulator.manuals import Manual, ManualCommand
+from hil.emulator.manual import Manual, ManualCommand
 
 TITLE = (
     "Keysight 8163A/B, 8164A/B & 8166A/B Mainframes Programming Guide (Keysight edition, 306 pages)"

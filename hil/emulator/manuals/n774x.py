@@ -12,7 +12,7 @@ are not the meters' and are not listed. The check builds an N7744C (4 channels).
 from __future__ import annotations
 
 from hil.emulator.instruments.power_meters import PowerMeterN7744A
-from hil.emulator.manuals import Manual, ManualCommand
+from hil.emulator.manual import Manual, ManualCommand
 
 TITLE = (
     "Keysight N77xx Series Programming Guide, Edition 7, March 2015 (N7744A/45A/47A/48A), with "

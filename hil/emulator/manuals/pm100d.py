@@ -16,7 +16,7 @@ are one command here, listed with both lines.
 from __future__ import annotations
 
 from hil.emulator.instruments.pm100d import PowerMeterPM100D
-from hil.emulator.manuals import Manual, ManualCommand
+from hil.emulator.manual import Manual, ManualCommand
 
 TITLE = (
     "Thorlabs PM100D Operation Manual, chapter 6.4 PM100D SCPI Commands (section 6.4.2, "

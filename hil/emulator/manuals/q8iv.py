@@ -4,6 +4,6 @@ the manual)."""
 from __future__ import annotations
 
 from hil.emulator.instruments.qontrol import QontrolQ8iv
-from hil.emulator.manuals import Manual
+from hil.emulator.manual import Manual
 
 MANUAL = Manual("Q8iv", "", QontrolQ8iv, ())

@@ -4,6 +4,6 @@ the manual)."""
 from __future__ import annotations
 
 from hil.emulator.instruments.tsl570 import LaserTSL570
-from hil.emulator.manuals import Manual
+from hil.emulator.manual import Manual
 
 MANUAL = Manual("TSL-570", "", LaserTSL570, ())
