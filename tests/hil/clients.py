@@ -65,9 +65,9 @@ def run(c: Check, bench: EmulatedBench) -> None:
     errors = getattr(handler, "errors", None)
     if errors is not None:
         errors.clear()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")  # pymeasure: "not known whether ... SCPI" and the like
-        c.run(bench)
+        c.run(bench)  # what a client prints (QCoDeS: "Connected to ...") is not the caller's
     if errors is not None:
         assert errors.codes() == [], f"{c.name}: the instrument queued {errors.codes()}"
 
