@@ -39,6 +39,7 @@ Thread-safe: one re-entrant lock (:attr:`BenchWorld.lock`) guards the chip, driv
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -71,6 +72,9 @@ MODEL_WAVELENGTH_NM = (1000.0, 2000.0)
 DEFAULT_LASER_POWER_MW = 1.0
 #: Heater writes kept for readings in the past (power-meter logging), newest last.
 HISTORY_LENGTH = 1024
+#: A write has settled once the chip-wide self-heating left of it moves an output ring by less
+#: than this fraction of the ring's linewidth.
+RING_SETTLE_FRACTION = 0.02
 #: Most points a reading averaged over a meter's averaging time is taken at.
 AVERAGING_POINTS = 8
 
@@ -257,12 +261,6 @@ class BenchDriver(EmulatedDriver):
         with self._world.lock:
             return super().monitor(outputs)
 
-    def instant(self) -> contextlib.AbstractContextManager[None]:
-        """Inside, this thread's time stands still (a :class:`VirtualClock`'s ``held``): an
-        instrument runs a line in it, so every reading of the line is of one instant."""
-        held = getattr(self.clock, "held", None)
-        return held() if held is not None else contextlib.nullcontext()
-
     def wait_settled(self) -> None:
         self._world.wait_settled()
 
@@ -314,6 +312,8 @@ class BenchWorld:
         self._history = _History(zero, self.chip.heaters.power_mW(zero))
         self._writes = 0  # heater writes recorded (the light's cache key)
         self._light: tuple[tuple, np.ndarray] | None = None  # (key, noiseless power) of "now"
+        self._reading: tuple[tuple, np.ndarray] | None = None  # the last reading and its state
+        self._line, self._lines = threading.local(), itertools.count()  # the line being run
         self.controller = self._controller()
 
     def _controller(self) -> Controller:
@@ -348,8 +348,27 @@ class BenchWorld:
             order = np.asarray(channels, dtype=np.int64).ravel()
             applied[order] = start + self.driver.channel_write_s * (1 + np.arange(order.size))
         power = self.chip.heaters.power_mW(now)
+        before_mW = float(self._history.power_mW[last].sum())
+        settled = max(start + seconds, start + self._rings_settle_s(power.sum() - before_mW))
         self._writes += 1
-        self._history.append(applied, power, now, start + seconds)
+        self._history.append(applied, power, now, settled)
+
+    def _rings_settle_s(self, step_mW: float) -> float:
+        """How long the chip-wide self-heating of a total heater power step (mW) moves the
+        output rings, s: until what is left of its temperature step shifts a ring by less
+        than :data:`RING_SETTLE_FRACTION` of its linewidth (0 on a chip without rings, whose
+        meshes see the chip's temperature in both arms alike). The driver's own settling
+        (its heaters, microseconds) leaves this tail out; the rings are what it moves."""
+        spec, dynamics = self.chip.spec, self.driver.dynamics
+        if not spec.output_rings:
+            return 0.0
+        shift_nm = 1e-3 * dynamics.chip_K_per_W * abs(step_mW) * spec.ring_thermal.ambient_nm_per_K
+        allowed_nm = RING_SETTLE_FRACTION * spec.ring.fwhm_nm()
+        return (
+            dynamics.chip_tau_s * max(0.0, float(np.log(shift_nm / allowed_nm)))
+            if shift_nm > 0
+            else 0.0
+        )
 
     @property
     def settled_at(self) -> float:
@@ -357,11 +376,19 @@ class BenchWorld:
         with self.lock:
             return float(self._history.settled_s[self._history.n - 1])
 
-    def instant(self) -> contextlib.AbstractContextManager[None]:
-        """Inside, this thread's time stands still (a :class:`VirtualClock`'s ``held``): an
-        instrument runs a line in it, so every reading of the line is of one instant."""
+    @contextlib.contextmanager
+    def instant(self) -> Iterator[None]:
+        """Run one line of an instrument: inside, this thread's time stands still (a
+        :class:`VirtualClock`'s ``held``), so every reading of the line is of one instant, and
+        the channels it reads integrate side by side (:meth:`reading_mW`)."""
+        outer = getattr(self._line, "id", None)
+        self._line.id = outer if outer is not None else next(self._lines)
         held = getattr(self.clock, "held", None)
-        return held() if held is not None else contextlib.nullcontext()
+        try:
+            with held() if held is not None else contextlib.nullcontext():
+                yield
+        finally:
+            self._line.id = outer
 
     def wait_settled(self) -> None:
         """Return once the last heater write has settled (at once when it has)."""
@@ -516,12 +543,37 @@ class BenchWorld:
             seen = np.abs(power + noise)  # a detector reads a magnitude: never below zero
             return seen if times.ndim else seen[0]
 
+    def reading_mW(self, averaging_s: float) -> np.ndarray:
+        """What a meter's reading started now reads on every output, mW: the mean of the
+        light over the next ``averaging_s`` (the meter integrates it; the world's time moves
+        on by it, at once on a virtual clock, as a real reading takes that long)."""
+        with self.lock:
+            start = float(self.clock())
+            last = self._reading
+            # the channels a line reads after one another integrate side by side, as a
+            # multiport meter's do: one window, one reading of every output
+            line = getattr(self._line, "id", None)
+            state = (line, start, averaging_s, self._writes, self._selected, self.source())
+            if line is not None and last is not None and last[0] == state:
+                return last[1]
+            end = start + averaging_s
+        self.wait_until(end)
+        light = self.output_power_mW(end, averaging_s=averaging_s)
+        with self.lock:
+            self._reading = ((line, float(self.clock()), *state[2:]), light)
+        return light
+
     def _light_mW(self, ends: np.ndarray, source: Laser | None, averaging_s: float) -> np.ndarray:
         """The noiseless power on every output, mW, shape ``(len(ends), n_ports)``: each the
         mean over the ``averaging_s`` before its time."""
         if source is None or not source.power_mW > 0:
             return np.zeros((ends.size, self.n_ports))
         m = self._averaging_points(averaging_s)
+        quiet_from = self._history.ends_s[self._history.n - 1] + SETTLED_AFTER_TAU * (
+            self.driver.dynamics.slowest_s(self.chip.heaters.tau_s)
+        )
+        if m > 1 and float(ends.min()) - averaging_s >= quiet_from:
+            m = 1  # no heater moves in the window (the chip's heating is 30 ms slow): one point
         offsets = averaging_s * (np.arange(m) + 0.5) / m - averaging_s
         at = (ends[:, None] + offsets).ravel()
         heat = self.heat(at)

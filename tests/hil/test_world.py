@@ -398,3 +398,48 @@ def test_a_bench_on_a_virtual_clock_does_not_sleep_and_reports_the_modelled_time
             wall = time.monotonic()
             bench.heaters.write(range(bench.heaters.n_channels), [1.0] * bench.heaters.n_channels)
             assert time.monotonic() - wall >= 0.02 * bench.heaters.n_channels  # paced
+
+
+# ---- readings in time --------------------------------------------------------------------------
+def _lit_meter(world: BenchWorld):
+    from hil.emulator.instruments import PowerMeterN7744A
+
+    world.add_laser("tls")
+    world.set_laser("tls", on=True)
+    return PowerMeterN7744A(world, 8, "MY00000001", "N7745A")
+
+
+def test_a_reading_integrates_the_light_after_it_starts_not_before(world: BenchWorld) -> None:
+    meter = _lit_meter(world)
+    meter.handle(":SENS1:POW:UNIT W;:SENS1:POW:ATIM 1MS")
+    world.driver.channel_write_s = 2e-4  # the write's channels take effect within the ms before
+    n = world.driver.n_channels
+    world.driver.write(range(n), np.linspace(0.5, 4.0, n))
+    assert meter.handle("*OPC?") == "1"  # now the optics have settled
+    settled = world.output_power_mW(world.clock() + 0.5)  # steady state, no noise to speak of
+    read = 1e3 * float(meter.handle(":READ1:POW?"))
+    # before: the mean over the ms before *OPC? returned, half of it the old state
+    assert read == pytest.approx(settled[0], rel=0.02, abs=1e-6)
+
+
+def test_the_channels_one_line_reads_integrate_side_by_side(world: BenchWorld) -> None:
+    meter = _lit_meter(world)
+    meter.handle(":SENS1:POW:ATIM 1MS;:SENS2:POW:ATIM 1MS")
+    t0 = world.clock()
+    meter.handle(":READ1:POW?;:READ2:POW?")
+    assert world.clock() == pytest.approx(t0 + 1e-3)  # one window, not two
+    meter.handle(":READ1:POW?")
+    assert world.clock() == pytest.approx(t0 + 2e-3)  # the next line reads anew
+
+
+def test_a_large_power_step_settles_when_the_chips_heating_no_longer_moves_the_rings() -> None:
+    from photonics.chips.chip import Chip, ChipSpec
+
+    world = BenchWorld(Chip(ChipSpec(n_ports=4, seed=0, output_rings=True)), clock=ManualClock())
+    n = world.driver.n_channels
+    seconds = world.driver.write(range(n), [8.0] * n)  # ~1 W: the die warms by ~1 K in 30 ms
+    dynamics = world.driver.dynamics
+    assert world.settled_at > seconds + dynamics.chip_tau_s  # the rings' tail, not us
+    world.wait_settled()
+    world.driver.write([0], [8.01])  # a tiny step: the heaters' own settling only
+    assert world.settled_at - world.clock() < dynamics.chip_tau_s

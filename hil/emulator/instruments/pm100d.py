@@ -152,7 +152,7 @@ class PowerMeterPM100D(ScpiInstrument):
     def photocurrent_A(self) -> float:
         """The photocurrent now, less the zero, A (averaged over the samples)."""
         averaging_s = self.averages * SAMPLE_S
-        mW = float(self.world.output_power_mW(averaging_s=averaging_s)[self.port])
+        mW = float(self.world.reading_mW(averaging_s)[self.port])  # the samples after now
         current = 1e-3 * mW * responsivity(self.wavelength_nm) - self.zero_A
         self._track_range(abs(current))
         return current

@@ -244,8 +244,11 @@ class PowerMeterN7744A(ScpiInstrument):
         ``averaging_s`` before it)."""
         s = self.state[n - 1].settings
         avg = s.averaging_s if averaging_s is None else averaging_s
-        # now: the world's light of this instant, which every channel of a line shares
-        mW = self.world.output_power_mW(times_s, averaging_s=avg)[..., self.outputs[n - 1]]
+        # now: a reading integrates the light of the averaging time after it starts
+        light = self.world.reading_mW(avg) if times_s is None else None
+        if light is None:
+            light = self.world.output_power_mW(times_s, averaging_s=avg)
+        mW = light[..., self.outputs[n - 1]]
         mW = mW * 10 ** (s.correction_db / 10)
         return float(mW) if times_s is None else mW
 
