@@ -170,11 +170,20 @@ class Latency:
     averaging_s: float
 
 
+def _terminations(config: BenchConfig) -> dict[str, tuple[str, str]]:
+    """Each configured resource's (read, write) terminations, as its instrument gives them (a
+    resource named twice: the routines' instrument's, not a spare's)."""
+    instruments = [i for _, i in config.spare] + [config.heater_driver, *config.meters]
+    instruments += [config.laser] + ([config.input_switch] if config.input_switch else [])
+    return {i.resource: (i.read_termination, i.write_termination) for i in instruments}
+
+
 class Bench:
     """A bench opened from ``config`` (``connect(resource)`` opens a session: default
-    :class:`hil.visa.Session` on ``config.visa_backend``). Close it, or use it as a context
-    manager: closing leaves the bench in its safe state (the laser off, every heater at
-    ``config.safe_current_mA``) unless ``keep`` (then as the last routine left it)."""
+    :class:`hil.visa.Session` on ``config.visa_backend``, with the instrument's terminations).
+    Close it, or use it as a context manager: closing leaves the bench in its safe state (the
+    laser off, every heater at ``config.safe_current_mA``) unless ``keep`` (then as the last
+    routine left it)."""
 
     def __init__(
         self,
@@ -185,8 +194,17 @@ class Bench:
         if connect is None:
             from hil.visa import Session
 
+            terminations = _terminations(config)
+
             def connect(resource: str) -> Connection:
-                return Session(resource, timeout_s=config.timeout_s, backend=config.visa_backend)
+                read, write = terminations.get(resource, ("\n", "\n"))
+                return Session(
+                    resource,
+                    timeout_s=config.timeout_s,
+                    read_termination=read,
+                    write_termination=write,
+                    backend=config.visa_backend,
+                )
 
         self.config, self.keep = config, keep
         self._conns: dict[str, Connection] = {}

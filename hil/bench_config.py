@@ -23,18 +23,26 @@ SCHEMA = "pswitch.bench"
 VERSION = 2
 
 
+#: The line terminations an instrument's manual may give: LF, CR, CR LF.
+TERMINATIONS = ("\n", "\r", "\r\n")
+
+
 @dataclass(frozen=True)
 class Instrument:
     """One instrument: its ``model`` (a name of :data:`hil.instruments.registry.MODELS`), its
     VISA ``resource``, the ``channels`` the bench uses (None: the model's) and, for a meter, the
     chip output on each channel (``ports[k]``, None: not wired), for the input switch the chip
     input fed by each of its outputs. Empty ``ports``: channel k on port k (a meter's numbered
-    on from the previous meter's)."""
+    on from the previous meter's). ``read_termination`` and ``write_termination``: what ends the
+    instrument's replies and the lines sent to it, as its manual frames them (one of
+    :data:`TERMINATIONS`; a Santec TSL-570 replies with CR)."""
 
     model: str
     resource: str
     channels: int | None = None
     ports: tuple[int | None, ...] = ()
+    read_termination: str = "\n"
+    write_termination: str = "\n"
 
     def checked(self, role: Role) -> Instrument:
         """This instrument, its fields checked for ``role`` (:class:`SettingsError` naming
@@ -59,7 +67,15 @@ class Instrument:
             raise SettingsError(
                 f"{role} {self.model}: ports gives {len(ports)} chip ports for {used} channels"
             )
-        return Instrument(self.model, self.resource, n, ports)
+        for name in ("read_termination", "write_termination"):
+            if getattr(self, name) not in TERMINATIONS:
+                raise SettingsError(
+                    f"{role} {self.model}: {name} must be one of {TERMINATIONS}, "
+                    f"got {getattr(self, name)!r}"
+                )
+        return Instrument(
+            self.model, self.resource, n, ports, self.read_termination, self.write_termination
+        )
 
     @property
     def n_channels(self) -> int:
@@ -260,7 +276,12 @@ def _instrument(value: Any, role: Role) -> Instrument:
     if not isinstance(ports, list | tuple):
         raise SettingsError(f"{role}: ports must be a list, got {ports!r}")
     return Instrument(
-        value["model"], value["resource"], value.get("channels"), tuple(ports)
+        value["model"],
+        value["resource"],
+        value.get("channels"),
+        tuple(ports),
+        value.get("read_termination", "\n"),
+        value.get("write_termination", "\n"),
     ).checked(role)
 
 

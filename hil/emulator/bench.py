@@ -113,6 +113,11 @@ class EmulatedBench:
         """Each instrument's resource string (after :meth:`start`)."""
         return {name: server.resource for name, server in self.servers.items()}
 
+    def terminations(self, name: str) -> tuple[str, str]:
+        """The (read, write) terminations a client of the served ``name`` uses now: its
+        manual's framing (:mod:`hil.emulator.framing`; the TSL-570's delimiter setting)."""
+        return self.servers[name].framing.client_terminations()
+
     def config(self) -> BenchConfig:
         """The bench configuration of this emulated bench (after :meth:`start`)."""
         chip, driver = self.world.chip, self.world.driver
@@ -125,7 +130,10 @@ class EmulatedBench:
             laser=Instrument("8164B", r["laser"]),
             switch=r["switch"],
             spare=(
-                ("laser", Instrument("TSL570", r["tsl570"])),
+                (
+                    "laser",
+                    Instrument("TSL570", r["tsl570"], None, (), *self.terminations("tsl570")),
+                ),
                 ("power_meter", Instrument("PM100D", r["pm100d"], 1, (0,))),
                 *_hislip_spares(self.servers, r),
             ),

@@ -15,9 +15,14 @@ client; :class:`PtyServer` serves the master side of a pseudo-terminal whose sla
 write (no Nagle split), unless :class:`Faults` asks otherwise. Faults can be changed on a running
 server (``server.faults = Faults(...)``); their counters start from that moment.
 
-Received bytes are decoded as UTF-8 with ``errors="replace"``, so a garbage byte reaches the
-handler (which reports it, e.g. SCPI -101) instead of killing the server; lines longer than
-:data:`MAX_LINE` bytes are truncated to it, so a client cannot exhaust memory.
+Line framing is each instrument's own (:mod:`hil.emulator.framing`): the terminators that end a
+received line and the one that ends each reply, from the handler's ``framing`` (read at every
+reply: the TSL-570's delimiter setting changes the next reply's) or its model's entry in
+:data:`~hil.emulator.framing.FRAMINGS`; a server given ``read_termination`` and
+``write_termination`` uses those instead. Received bytes are decoded as UTF-8 with
+``errors="replace"``, so a garbage byte reaches the handler (which reports it, e.g. SCPI -101)
+instead of killing the server; lines longer than :data:`MAX_LINE` bytes are truncated to it, so a
+client cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ import time
 import tty
 from dataclasses import dataclass
 from typing import Protocol, Self
+
+from hil.emulator.framing import Framing, LineSplitter, framing_of
 
 log = logging.getLogger(__name__)
 
@@ -99,20 +106,27 @@ class _LineServer:
     def __init__(
         self,
         handler: LineHandler | Sessions,
-        read_termination: str,
-        write_termination: str,
+        read_termination: str | None,
+        write_termination: str | None,
         faults: Faults,
         name: str,
     ) -> None:
         self.handler = handler
-        self.read_termination = read_termination.encode()
-        self.write_termination = write_termination.encode()
+        given = read_termination is not None or write_termination is not None
+        self._fixed = (
+            Framing.of(read_termination or "\n", write_termination or "\n") if given else None
+        )
         self.name = name or type(handler).__name__
         self._lock = threading.Lock()  # one command at a time, shared state
         self._timers: list[threading.Timer] = []
         self._timers_lock = threading.Lock()  # client threads add, stop() cancels
         self._life = threading.Lock()  # start() and stop() one at a time (stop from a timer)
         self.faults = faults
+
+    @property
+    def framing(self) -> Framing:
+        """The line framing now: the one given, else the handler's (its manual's)."""
+        return self._fixed or framing_of(self.handler)
 
     @property
     def faults(self) -> Faults:
@@ -153,26 +167,22 @@ class _LineServer:
         session = getattr(self.handler, "session", None)
         return session() if callable(session) else None
 
+    def _splitter(self) -> LineSplitter:
+        """A new client's line splitter, at the terminators the instrument accepts."""
+        return LineSplitter(self.framing.accepts, MAX_LINE)
+
     def _serve_bytes(
-        self, buffer: bytearray, data: bytes, channel: _Channel, own: LineHandler | None
+        self, lines: LineSplitter, data: bytes, channel: _Channel, own: LineHandler | None
     ) -> bool:
-        """Append received bytes (to the client's own ``buffer``), answer every complete line
-        through the client's ``own`` session or the shared handler; False when the channel
-        must close (``drop_after`` fired)."""
-        buffer += data
-        term = self.read_termination
-        while (end := buffer.find(term)) >= 0:
-            raw = bytes(buffer[: min(end, MAX_LINE)])
-            del buffer[: end + len(term)]
+        """Cut received bytes into lines (the client's own ``lines``), answer each through the
+        client's ``own`` session or the shared handler; False when the channel must close
+        (``drop_after`` fired)."""
+        for raw in lines.feed(data):
             if not self._answer(raw.decode("utf-8", errors="replace"), channel, own):
                 return False
-        if len(buffer) > MAX_LINE:  # keep the head of an overlong line, drop the tail
-            del buffer[MAX_LINE:]
         return True
 
     def _answer(self, line: str, channel: _Channel, own: LineHandler | None) -> bool:
-        if self.read_termination == b"\n":
-            line = line.removesuffix("\r")  # tolerate CRLF clients
         with self._lock if own is None else contextlib.nullcontext():
             handler = self.handler if own is None else own
             try:
@@ -180,6 +190,8 @@ class _LineServer:
             except Exception:  # a broken emulation must not kill the instrument
                 log.exception("%s: handler failed on %r", self.name, line)
                 reply = None
+            # the framing after the line: a delimiter it set ends this reply already
+            ending = self.framing.ending(reply) if reply is not None else ""
         with self._lock:
             faults = self._faults
             swallow = reply is not None and self._swallow_left > 0
@@ -193,7 +205,7 @@ class _LineServer:
                     self._drop_left = None  # once
         if reply is not None:
             data = reply if isinstance(reply, bytes) else str(reply).encode()
-            data += self.write_termination
+            data += ending.encode()
             if faults.latency_s > 0:
                 time.sleep(faults.latency_s)
             if swallow:
@@ -273,8 +285,8 @@ class TcpServer(_LineServer):
         handler: LineHandler | Sessions,
         host: str = "127.0.0.1",
         port: int = 0,
-        read_termination: str = "\n",
-        write_termination: str = "\n",
+        read_termination: str | None = None,
+        write_termination: str | None = None,
         faults: Faults = Faults(),  # frozen: safe to share
         name: str = "",
     ) -> None:
@@ -364,10 +376,10 @@ class TcpServer(_LineServer):
             thread.start()
 
     def _client_loop(self, client: _Client) -> None:
-        buffer, own = bytearray(), self._client_handler()
+        lines, own = self._splitter(), self._client_handler()
         try:
             while data := client.sock.recv(65536):
-                if not self._serve_bytes(buffer, data, client, own):
+                if not self._serve_bytes(lines, data, client, own):
                     break
         except OSError:
             pass  # reset by the peer, or closed by stop()
@@ -412,8 +424,8 @@ class PtyServer(_LineServer):
     def __init__(
         self,
         handler: LineHandler | Sessions,
-        read_termination: str = "\n",
-        write_termination: str = "\n",
+        read_termination: str | None = None,
+        write_termination: str | None = None,
         faults: Faults = Faults(),  # frozen: safe to share
         name: str = "",
     ) -> None:
@@ -454,7 +466,7 @@ class PtyServer(_LineServer):
         self._master, self._slave, self._wake_r, self._wake_w = None, -1, -1, -1
 
     def _loop(self) -> None:
-        master, wake, buffer = self._master, self._wake_r, bytearray()
+        master, wake, lines = self._master, self._wake_r, self._splitter()
         own = self._client_handler()  # the serial line is one client
         assert master is not None
         while True:
@@ -467,6 +479,6 @@ class PtyServer(_LineServer):
                 time.sleep(0.01)
                 continue
             try:
-                self._serve_bytes(buffer, data, master, own)
+                self._serve_bytes(lines, data, master, own)
             except OSError:
                 log.exception("%s: cannot write to the pty", self.name)

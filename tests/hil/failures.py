@@ -22,10 +22,18 @@ def failing_configs(cfg: BenchConfig, spare: dict[str, str]) -> dict[str, BenchC
     should: the laser's address a power meter, the laser gone, the meter's address a laser,
     the meter gone, the switch gone (``spare``: the served resources by name)."""
     meter = cfg.meters[0]
+    # the TSL-570's entry copied into the meter's place: its address and its framing (CR)
+    (tsl,) = [i for _, i in cfg.spare if i.model == "TSL570"]
+    tsl_meter = replace(
+        meter,
+        resource=spare["tsl570"],
+        read_termination=tsl.read_termination,
+        write_termination=tsl.write_termination,
+    )
     return {
         "laser is a PM100D": replace(cfg, laser=replace(cfg.laser, resource=spare["pm100d"])),
         "laser gone": replace(cfg, laser=replace(cfg.laser, resource=GONE)),
-        "meter is a TSL-570": replace(cfg, meters=(replace(meter, resource=spare["tsl570"]),)),
+        "meter is a TSL-570": replace(cfg, meters=(tsl_meter,)),
         "meter gone": replace(cfg, meters=(replace(meter, resource=GONE),)),
         "switch gone": replace(cfg, switch=GONE),
     }

@@ -227,12 +227,14 @@ def test_a_bad_command_over_the_wire_queues_an_error_and_changes_nothing(
 ) -> None:
     from hil.visa import Session
 
-    with EmulatedBench(ports=4) as emulated, Session(emulated.resources[name]) as s:
-        before = s.query(state)
-        s.write(bad)
-        code = int(s.query("SYST:ERR?").split(",")[0])
-        assert code < 0 and s.query(state) == before
-        assert s.query("SYST:ERR?").startswith("0,")
+    with EmulatedBench(ports=4) as emulated:
+        read, write = emulated.terminations(name)  # the TSL-570 replies with CR
+        with Session(emulated.resources[name], read_termination=read, write_termination=write) as s:
+            before = s.query(state)
+            s.write(bad)
+            code = int(s.query("SYST:ERR?").split(",")[0])
+            assert code < 0 and s.query(state) == before
+            assert s.query("SYST:ERR?").startswith("0,")
 
 
 def test_the_switch_replies_to_queries_only_whatever_the_quotes_hold() -> None:
