@@ -220,8 +220,9 @@ class LaserTSL570(ScpiInstrument):
         return value / (1e12 if self.code else 1.0)
 
     def in_freq(self, value: float) -> float:
-        """The wavelength (nm) of a frequency in the command set's unit, checked in range."""
-        f_thz = self.in_thz(value)
+        """The wavelength (nm) of a frequency in the command set's unit, checked in range, on
+        the manual's 10 MHz setting step."""
+        f_thz = round(self.in_thz(value), 5)
         low, high = (thz(nm) for nm in reversed(TSL570_WAVELENGTH_NM))
         if not low - 1e-9 <= f_thz <= high + 1e-9:
             raise ScpiError(-222, f"frequency {value:g} outside {low:.4f}..{high:.4f} THz")

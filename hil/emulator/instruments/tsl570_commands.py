@@ -36,6 +36,11 @@ AM_SOURCES = (0, 1, 3)
 _IPV4 = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
 
 
+def on_grid(nm: float) -> float:
+    """A wavelength on the manual's 0.1 pm setting step, nm."""
+    return round(nm, 4)
+
+
 def _bool(name: str) -> Param:
     return Param(name, "bool")
 
@@ -137,7 +142,7 @@ def _wavelength(t: LaserTSL570) -> list[Entry]:
         Entry(
             "WAVelength[:CW]",
             (wavelength_param(TSL570_WAVELENGTH_NM),),
-            set=lambda _, nm: world.set_laser(name, wavelength_nm=nm),
+            set=lambda _, nm: world.set_laser(name, wavelength_nm=on_grid(nm)),
             query=wavelength,
             query_params=(LIMIT,),
         ),
@@ -209,6 +214,9 @@ def _sweep(t: LaserTSL570) -> list[Entry]:
     def keep(attr: str) -> Callable[[int, object], None]:
         return lambda _, v: setattr(t.sweep, attr, v)
 
+    def keep_nm(attr: str) -> Callable[[int, float], None]:
+        return lambda _, nm: setattr(t.sweep, attr, on_grid(nm))
+
     def speed(_: int, nm_s: float) -> None:
         if nm_s not in TSL570_SPEEDS_NM_S:
             raise ScpiError(-222, f"sweep speed {nm_s:g} nm/s: one of {TSL570_SPEEDS_NM_S}")
@@ -229,13 +237,13 @@ def _sweep(t: LaserTSL570) -> list[Entry]:
         Entry(
             "WAVelength:SWEep:STARt",
             wavelength,
-            set=keep("start_nm"),
+            set=keep_nm("start_nm"),
             query=lambda _: t.out_nm(t.sweep.start_nm),
         ),
         Entry(
             "WAVelength:SWEep:STOP",
             wavelength,
-            set=keep("stop_nm"),
+            set=keep_nm("stop_nm"),
             query=lambda _: t.out_nm(t.sweep.stop_nm),
         ),
         Entry(
@@ -269,7 +277,7 @@ def _sweep(t: LaserTSL570) -> list[Entry]:
         Entry(
             "WAVelength:SWEep:STEP[:WIDTh]",
             (Param("step", "number", 1e-4, HIGH_NM - LOW_NM, "nm"),),
-            set=keep("step_nm"),
+            set=keep_nm("step_nm"),
             query=lambda _: t.out_nm(t.sweep.step_nm),
         ),
         Entry(
