@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from firmware.commands import is_query
 from firmware.controller import Controller, Rings, Session
 from hil.bench_config import BenchConfig, Instrument
+from hil.emulator.framing import IEEE_488_2
 from hil.emulator.hislip import HislipServer
 from hil.emulator.instruments import (
     LaserTSL570,
@@ -115,8 +116,10 @@ class EmulatedBench:
 
     def terminations(self, name: str) -> tuple[str, str]:
         """The (read, write) terminations a client of the served ``name`` uses now: its
-        manual's framing (:mod:`hil.emulator.framing`; the TSL-570's delimiter setting)."""
-        return self.servers[name].framing.client_terminations()
+        manual's framing (:mod:`hil.emulator.framing`; the TSL-570's delimiter setting); a
+        HiSLIP resource's messages end in a newline."""
+        framing = getattr(self.servers[name], "framing", IEEE_488_2)
+        return framing.client_terminations()
 
     def config(self) -> BenchConfig:
         """The bench configuration of this emulated bench (after :meth:`start`)."""
