@@ -20,7 +20,7 @@ from hil.bench import Bench
 from hil.bench_config import BenchConfig, Instrument
 from hil.emulator.bench import EmulatedBench
 from hil.emulator.framing import CR, CRLF, LF, Framing, LineSplitter, framing_of
-from hil.emulator.instruments.tsl570 import DELIMITERS, FIRMWARE
+from hil.emulator.instruments.tsl570_commands import DELIMITERS, FIRMWARE
 from photonics.errors import SettingsError
 
 IDN = f"SANTEC,TSL-570,25010001,{FIRMWARE}".encode()

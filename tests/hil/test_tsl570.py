@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from hil.emulator.instruments.lasers import thz
 from hil.emulator.instruments.scpi import DBM_FLOOR
-from hil.emulator.instruments.tsl570 import FIRMWARE, MANUAL_ERRORS, LaserTSL570
-from hil.emulator.instruments.tsl570_commands import KEPT
+from hil.emulator.instruments.tsl570 import MANUAL_ERRORS, LaserTSL570
+from hil.emulator.instruments.tsl570_commands import FIRMWARE, KEPT
 from hil.emulator.world import BenchWorld, ManualClock
 
 NO_ERROR = '0,"No error"'

@@ -44,20 +44,13 @@ from firmware.scpi_errors import ESR_PON, ErrorQueue, ScpiError
 from hil.emulator.framing import CR, CRLF, LF, Framing
 from hil.emulator.instruments.lasers import Sweep, thz
 from hil.emulator.instruments.scpi import DBM_FLOOR, Entry, ScpiInstrument, dbm
+from hil.emulator.instruments.tsl570_commands import DELIMITERS, FIRMWARE, entries, kept_defaults
 from hil.emulator.world import BenchWorld
 from hil.instruments.lasers import TSL570_WAVELENGTH_NM
 from photonics.chips.chip import REFERENCE_WAVELENGTH_NM
 
-#: Sweep speeds of the TSL-570, nm/s.
-TSL570_SPEEDS_NM_S = (1, 2, 5, 10, 20, 50, 100, 200)
-#: ``:SYST:COMM:GPIB:DEL`` 0..3: what ends a reply (3: nothing; a GPIB client has EOI).
-DELIMITERS = (CR, LF, CRLF, "")
-#: The firmware version (``*IDN?``, ``:SYST:VERS?``): the oldest QCoDeS contrib's driver takes.
-FIRMWARE = "0026.0026.0011"
 #: Most logging points a sweep keeps (``:READ:POIN?`` reads 0 to 500,000).
 MAX_LOG_POINTS = 500_000
-#: ``:SYST:ALER?`` without an alert.
-NO_ALERTS = "No alerts."
 
 #: The manual's error list (p. 100), code: message.
 MANUAL_ERRORS = {
@@ -143,8 +136,6 @@ class LaserTSL570(ScpiInstrument):
         self.code = 0  # command set: 0 Legacy, 1 SCPI
         self.delimiter = 0  # :SYST:COMM:GPIB:DEL: CR
         self.power_unit, self.display_unit = 0, 0  # dBm, nm
-        from hil.emulator.instruments.tsl570_commands import kept_defaults
-
         self.kept = kept_defaults()  # the settings only kept, by header
         self.sweep = TslSweep(1500.0, 1600.0, step_nm=1.0, speed_nm_s=50.0)
         self.pending = False  # a sweep started, standing by for its trigger
@@ -178,8 +169,6 @@ class LaserTSL570(ScpiInstrument):
         return Framing((CR, LF, CRLF), DELIMITERS[self.delimiter], block="")
 
     def commands(self) -> list[Entry]:
-        from hil.emulator.instruments.tsl570_commands import entries
-
         return entries(self)
 
     def trigger(self) -> None:

@@ -13,18 +13,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from firmware.commands import Param
 from firmware.scpi_errors import ScpiError
+from hil.emulator.framing import CR, CRLF, LF
 from hil.emulator.instruments.lasers import thz
 from hil.emulator.instruments.scpi import Entry, float32_block, unit_param, wavelength_param
-from hil.emulator.instruments.tsl570 import DELIMITERS, FIRMWARE, NO_ALERTS, TSL570_SPEEDS_NM_S
 from hil.instruments.lasers import TSL570_POWER_MW, TSL570_WAVELENGTH_NM
 
-if TYPE_CHECKING:
-    from hil.emulator.instruments.tsl570 import LaserTSL570
-
+#: The :class:`~hil.emulator.instruments.tsl570.LaserTSL570` a table is built on (not imported
+#: here: its module imports this one).
+LaserTSL570 = Any
+#: Sweep speeds of the TSL-570, nm/s.
+TSL570_SPEEDS_NM_S = (1, 2, 5, 10, 20, 50, 100, 200)
+#: ``:SYST:COMM:GPIB:DEL`` 0..3: what ends a reply (3: nothing; a GPIB client has EOI).
+DELIMITERS = (CR, LF, CRLF, "")
+#: The firmware version (``*IDN?``, ``:SYST:VERS?``): the oldest QCoDeS contrib's driver takes.
+FIRMWARE = "0026.0026.0011"
+#: ``:SYST:ALER?`` without an alert.
+NO_ALERTS = "No alerts."
 LIMIT = Param("limit", "name", choices=("MINimum", "MAXimum"), optional=True)
 LOW_NM, HIGH_NM = TSL570_WAVELENGTH_NM
 #: ``:SYST:COMM:ETH:MAC?`` (a documentation address, RFC 7042) and ``:SYST:COD?``, the product
