@@ -95,6 +95,10 @@ class EmulatedBench:
             self.servers[hislip.name] = hislip
 
     def start(self) -> EmulatedBench:
+        # the settling kernel loads on its first use (~0.3 s, numba's cache): before any client
+        # waits on a heater write, not during one (a Qontrol client's reply timeout is 0.5 s)
+        zero = self.world.driver.currents()
+        self.world.driver.settle_s(zero, zero + 0.1)
         for server in self.servers.values():
             server.start()
         return self

@@ -20,12 +20,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from hil.emulator.bench import EmulatedBench
-from tests.hil.clients import check
+from tests.hil.clients import QONTROL_TIMEOUT_S, check
 
 NAME = "heater_driver"
-#: The library's wait for a reply, s: generous, as the first heater write of a fresh world
-#: computes its thermal model (a few tenths of a second on a loaded machine).
-TIMEOUT_S = 1.5
+#: The library's wait for a reply, s (it waits this long several times as it starts; the
+#: emulated bench loads its settling kernel before it serves, so a write answers in ms).
+TIMEOUT_S = QONTROL_TIMEOUT_S
 
 
 @contextlib.contextmanager
