@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from firmware.commands import Param
 from hil.emulator.instruments.lasers import Mainframe8164B
-from hil.emulator.instruments.mainframe_modules import C_M_S, rewrite_token
+from hil.emulator.instruments.mainframe_common import C_M_S, rewrite_token
 from hil.emulator.world import BenchWorld
 
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hil.emulator.instruments import Mainframe8164B, PowerMeterPM100D
-from hil.emulator.instruments.pm100d import CURRENT_RANGES_A, SAMPLE_S, responsivity
-from hil.emulator.instruments.pm100d_commands import KEPT_BOOLS, KEPT_NUMBERS
+from hil.emulator.instruments.pm100d import SAMPLE_S, responsivity
+from hil.emulator.instruments.pm100d_commands import CURRENT_RANGES_A, KEPT_BOOLS, KEPT_NUMBERS
 from hil.emulator.world import BenchWorld, ManualClock
 
 SEED = 3

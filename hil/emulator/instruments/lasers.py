@@ -18,6 +18,7 @@ import numpy as np
 from firmware.commands import Param, Spec
 from firmware.scpi_errors import ScpiError
 from hil.emulator.instruments import mainframe_modules as modules
+from hil.emulator.instruments.mainframe_common import rewrite_token
 from hil.emulator.instruments.scpi import (
     UNIT_CODES,
     Entry,
@@ -182,7 +183,7 @@ class Mainframe8164B(ScpiInstrument):
         return super()._number(head, spec, filled)
 
     def _token(self, token: str, param: Param, number: int) -> str:
-        return super()._token(modules.rewrite_token(token, param), param, number)
+        return super()._token(rewrite_token(token, param), param, number)
 
     def bare_unit(self, number: int, param: Param) -> str:
         if param.unit == "nm":

@@ -12,7 +12,7 @@ subsystem are the SCPI base's (:class:`~hil.emulator.instruments.scpi.ScpiInstru
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -21,8 +21,9 @@ from firmware.scpi_errors import ScpiError
 from hil.emulator.instruments.scpi import UNIT_CODES, Entry, float32_block, unit_param
 from hil.instruments.power_meters import N7744A_AVERAGING_S, N7744A_MAX_LOG_POINTS
 
-if TYPE_CHECKING:
-    from hil.emulator.instruments.power_meters import PowerMeterN7744A
+#: The meter (:class:`hil.emulator.instruments.power_meters.PowerMeterN7744A`, which imports
+#: this module: not imported back).
+PowerMeterN7744A = Any
 
 SENS = "SENSe[:CHANnel]"
 #: The wavelength (PG p. 138): DEF is half the sum of the ends, 1450 nm, not the *RST value.

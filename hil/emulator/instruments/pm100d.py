@@ -43,14 +43,13 @@ import math
 
 from firmware.commands import Param
 from firmware.scpi_errors import ScpiError
+from hil.emulator.instruments.pm100d_commands import CURRENT_RANGES_A
 from hil.emulator.instruments.scpi import Entry, ScpiInstrument, dbm
 from hil.emulator.world import BenchWorld
 from hil.instruments.power_meters import PM100D_WAVELENGTH_NM
 from photonics.chips.chip import REFERENCE_WAVELENGTH_NM
 from photonics.errors import SettingsError
 
-#: The photodiode input's current ranges, A: 50 nA to 5 mA in six decades.
-CURRENT_RANGES_A = (5e-8, 5e-7, 5e-6, 5e-5, 5e-4, 5e-3)
 #: One averaged sample, s (the manual: "1 sample takes approx. 3 ms").
 SAMPLE_S = 3e-3
 #: OPERation condition bits (Thorlabs PM100D.h): sensor connected, data ready for fetch.
@@ -61,8 +60,6 @@ QUES_CURRENT, QUES_POWER = 1 << 1, 1 << 3
 STB_AUX, STB_MEAS = 1, 2
 #: The kept settings ``*RST`` leaves (keys of ``kept``).
 SYSTEM_SETTINGS = ("date", "time", "SYSTem:LFRequency")
-#: The measurement functions (``CONF``/``MEAS``): their reply to ``CONF?``.
-FUNCTIONS = ("POW", "CURR", "VOLT", "ENER", "FREQ", "PDEN", "EDEN", "RES", "TEMP")
 
 
 def responsivity(nm: float) -> float:

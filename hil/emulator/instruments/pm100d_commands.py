@@ -14,16 +14,21 @@ has them, queries too (``CORR:WAV? MAX``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from firmware.commands import Param
 from firmware.scpi_errors import ScpiError
-from hil.emulator.instruments.pm100d import CURRENT_RANGES_A, FUNCTIONS
 from hil.emulator.instruments.scpi import Entry, wavelength_param
 from hil.instruments.power_meters import PM100D_WAVELENGTH_NM
 
-if TYPE_CHECKING:
-    from hil.emulator.instruments.pm100d import PowerMeterPM100D
+#: The meter (:class:`hil.emulator.instruments.pm100d.PowerMeterPM100D`, which imports this
+#: module: not imported back).
+PowerMeterPM100D = Any
+
+#: The photodiode input's current ranges, A: 50 nA to 5 mA in six decades.
+CURRENT_RANGES_A = (5e-8, 5e-7, 5e-6, 5e-5, 5e-4, 5e-3)
+#: The measurement functions (``CONF``/``MEAS``): their reply to ``CONF?``.
+FUNCTIONS = ("POW", "CURR", "VOLT", "ENER", "FREQ", "PDEN", "EDEN", "RES", "TEMP")
 
 LIMIT = Param("limit", "name", choices=("MINimum", "MAXimum", "DEFault"), optional=True)
 BOOL = Param("state", "bool")
