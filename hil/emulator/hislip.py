@@ -54,19 +54,13 @@ import contextlib
 import itertools
 import logging
 import os
-import select
 import socket
 import struct
 import threading
 from typing import Self
 
 from hil.emulator.ieee488 import STB_RQS, Device, ServiceRequest
-from hil.emulator.server import (
-    ACCEPT_BACKOFF_S,
-    MAX_LINE,
-    OUT_OF_DESCRIPTORS,
-    LineHandler,
-)
+from hil.emulator.server import MAX_LINE, LineHandler, accepted
 
 log = logging.getLogger(__name__)
 
@@ -354,17 +348,7 @@ class HislipServer:
         thread.start()
 
     def _accept_loop(self, listener: socket.socket, wake: int) -> None:
-        while True:
-            ready, _, _ = select.select([listener, wake], [], [])
-            if wake in ready:
-                return
-            try:
-                sock, _ = listener.accept()
-            except OSError as exc:
-                if exc.errno in OUT_OF_DESCRIPTORS:  # the pending client stays ready: wait
-                    select.select([wake], [], [], ACCEPT_BACKOFF_S)
-                continue
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for sock in accepted(listener, wake):
             connection = _Connection(sock)
             with self._state:
                 self._connections.add(connection)

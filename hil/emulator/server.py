@@ -36,6 +36,7 @@ import socket
 import threading
 import time
 import tty
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol, Self
 
@@ -272,6 +273,24 @@ class _Client:
         self.sock.close()
 
 
+def accepted(listener: socket.socket, wake: int) -> Iterator[socket.socket]:
+    """Each connection ``listener`` accepts (TCP_NODELAY set), until ``wake`` is readable. Out
+    of file descriptors, it waits :data:`ACCEPT_BACKOFF_S` instead of spinning (the pending
+    client stays ready)."""
+    while True:
+        ready, _, _ = select.select([listener, wake], [], [])
+        if wake in ready:
+            return
+        try:
+            sock, _ = listener.accept()
+        except OSError as exc:
+            if exc.errno in OUT_OF_DESCRIPTORS:
+                select.select([wake], [], [], ACCEPT_BACKOFF_S)
+            continue
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        yield sock
+
+
 class TcpServer(_LineServer):
     """A raw TCP socket instrument (like port 5025 of a SCPI instrument) on ``host``.
 
@@ -347,17 +366,7 @@ class TcpServer(_LineServer):
         self._listener = self._acceptor = None
 
     def _accept_loop(self, listener: socket.socket, wake: int) -> None:
-        while True:
-            ready, _, _ = select.select([listener, wake], [], [])
-            if wake in ready:
-                return
-            try:
-                sock, _ = listener.accept()
-            except OSError as exc:
-                if exc.errno in OUT_OF_DESCRIPTORS:  # the pending client stays ready: wait
-                    select.select([wake], [], [], ACCEPT_BACKOFF_S)
-                continue
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for sock in accepted(listener, wake):
             client = _Client(sock)
             limit = self.faults.max_clients
             with self._state:
