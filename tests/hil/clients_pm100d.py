@@ -24,6 +24,8 @@ import contextlib
 import math
 from collections.abc import Callable, Iterator
 
+import numpy as np
+
 from hil.emulator.bench import EmulatedBench
 from hil.emulator.instruments.pm100d import responsivity
 from tests.hil.clients import check, plain
@@ -34,13 +36,22 @@ REL = 0.01  # the noise floor (1e-9 W) against the 0.8 uW on output 0: some 8 si
 
 @contextlib.contextmanager
 def _lit(bench: EmulatedBench) -> Iterator[Callable[[], float]]:
-    """The TSL-570 on (off again after): yields the true power on the meter's output, W."""
+    """The TSL-570 on at 1550 nm and the heaters at zero, the chip as it starts (the laser, its
+    wavelength and the heaters as they were again after): yields the true power on the meter's
+    output, W. So lit, output 0 sees 0.8 uW. The TSL-570 checks on the same bench leave it at
+    other wavelengths (its ``*RST`` keeps them) and the Qontrol checks other heater states, where
+    output 0 can see a few nW, and the meter's noise (1e-9 W) is 20 % of a reading."""
     world, port = bench.world, bench.servers[NAME].handler.port
-    world.set_laser("TSL-570", on=True)
+    wavelength, before = world.laser("TSL-570").wavelength_nm, world.driver.currents()
+    channels = range(before.size)
+    world.driver.write(channels, np.zeros(before.size))
+    world.set_laser("TSL-570", on=True, wavelength_nm=1550.0)
+    world.wait_settled()
     try:
         yield lambda: 1e-3 * float(world.output_power_mW()[port])
     finally:
-        world.set_laser("TSL-570", on=False)
+        world.set_laser("TSL-570", on=False, wavelength_nm=wavelength)
+        world.driver.write(channels, before)
 
 
 @contextlib.contextmanager
