@@ -59,6 +59,14 @@ class ChipDriver(Protocol):
     def n_detectors(self) -> int: ...
 
     @property
+    def inputs_per_reading(self) -> int:
+        """How many lit inputs of an input field one reading of the detectors takes in:
+        every input (``n_detectors``) on a chip that lights its inputs itself; 1 on a bench
+        whose one laser reaches one input at a time through a fibre switch, where a field
+        with k inputs lit costs k readings."""
+        ...
+
+    @property
     def electronics(self) -> DriverClass:
         """The driver class a write is timed by (:mod:`firmware.electronics`)."""
         ...
@@ -216,6 +224,10 @@ class EmulatedDriver:
 
     @property
     def n_detectors(self) -> int:
+        return self.chip.n_ports
+
+    @property
+    def inputs_per_reading(self) -> int:
         return self.chip.n_ports
 
     def write(self, channels: Sequence[int], current_mA: Sequence[float]) -> float:

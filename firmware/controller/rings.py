@@ -17,6 +17,10 @@ re-locked from a sweep when it has moved out of the fit's reach, for up to
 every locked ring ends on resonance within :data:`RING_LOCK_TOLERANCE` by its fit;
 otherwise the command fails (-200, or -240 when a ring shows no resonance), naming the ring,
 and changes nothing: a later lock or reconfiguration never silently unlocks an earlier ring.
+Before a ring is routed, its lock lights every input when one reading takes them all in (a
+chip with its own sources); a bench's one laser reaches one input per reading, so there the
+lock reads the one input that feeds the ring's detector most (one probe reading per input),
+n times fewer readings, and every input only when that input's sweep shows no resonance.
 All readings go through the driver's detectors (the emulated chip's photodiodes, or a bench's
 power meter), each checked against the limits.
 """
@@ -49,6 +53,10 @@ RING_SWEEP_FSR = 1.25
 RING_HEADROOM = RING_SWEEP_FSR - 1
 #: A locked ring whose estimated error exceeds this fraction of its FWHM is reported unlocked.
 RING_LOCK_TOLERANCE = 0.25
+#: A lock sweep through one input shows its ring's resonance when its brightest reading is more
+#: than this many times its median (a drop port half an FSR off resonance passes 4e-4 of its
+#: peak; noise alone peaks at a few times its median); else it sweeps with every input lit.
+RING_CONTRAST = 10.0
 #: A fit of a ring's resonance whose width is outside this range of the ring's design width
 #: (in heater power) is not its resonance (fits of the ring's resonances come within 0.2 %).
 RING_WIDTH_RANGE = (0.5, 2.0)
@@ -96,6 +104,8 @@ class RingCommands(Core):
 
     def _reset_rings(self) -> None:
         self.ring_step: dict[int, float] = {}  # locked ring -> its fit step, mW
+        #: Ring -> the input its lock reads, on a driver that reads one input at a time.
+        self.ring_source: dict[int, int] = {}
         #: Each ring's last lock sweep: heater power (mW) and its detector's reading (mW).
         self.ring_sweeps: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -104,11 +114,30 @@ class RingCommands(Core):
             raise ScpiError(-222, f"ring {ring}: this switch has {len(self.rings.channels)} rings")
         return self.rings.channels[ring], self.rings.detectors[ring]
 
-    def _ring_light(self, detector: int) -> np.ndarray:
-        """Input light for a ring's detector: the source routed to it, else every input."""
+    def _ring_light(self, ring: int) -> np.ndarray:
+        """Input light for a ring's detector: the source routed to it; else every input, when
+        one reading takes them all in, or else the one input that fed the detector most when
+        the ring was locked (:meth:`_brightest_input`)."""
+        _, detector = self._ring(ring)
         n = self.driver.n_detectors
         source = self.matching.partner(detector) if self.plan else None
+        if source is None and self.driver.inputs_per_reading < n:
+            source = self.ring_source.get(ring)
         return np.eye(n)[source] if source is not None else np.ones(n) / np.sqrt(n)
+
+    def _brightest_input(self, ring: int) -> None:
+        """Find the input that feeds the ring's detector most, by one reading per input, on a
+        driver that reads one lit input at a time (a bench's laser behind its fibre switch):
+        the lock then reads that one input instead of every input, n times fewer readings.
+        Of n inputs of a lossless mesh one carries at least 1/n of the detector's light, as
+        much as all n lit at 1/n each would."""
+        n = self.driver.n_detectors
+        if self.plan or self.driver.inputs_per_reading >= n:
+            return
+        _, detector = self._ring(ring)
+        here = self.driver.currents()[None]
+        seen = [float(self._measure(here, np.eye(n)[k], [detector])[0, 0]) for k in range(n)]
+        self.ring_source[ring] = int(np.argmax(seen))
 
     def _heater_power(self, channel: int, value: np.ndarray, inverse: bool = False) -> np.ndarray:
         """One heater's power (mW) at currents ``value`` (mA), or with ``inverse`` the current
@@ -123,19 +152,23 @@ class RingCommands(Core):
         current, power = curves[channel]
         return np.interp(value, power, current) if inverse else np.interp(value, current, power)
 
-    def _ring_fit(self, ring: int, center: float, step: float) -> tuple[float, float] | None:
+    def _ring_fit(
+        self, ring: int, center: float, step: float, base: np.ndarray | None = None
+    ) -> tuple[float, float] | None:
         """Where the ring's resonance is, in heater power (mW), and its half width (mW), from
         three drop readings ``step`` apart around ``center`` (mW)
         (:func:`~photonics.devices.ring.lorentzian_peak`); None when they do not bracket it, or when
         the fit's width is not the ring's (within :data:`RING_WIDTH_RANGE`): three readings
-        far off resonance, at the photodiode's noise, can fit a peak too."""
+        far off resonance, at the photodiode's noise, can fit a peak too. The other heaters at
+        ``base`` (mA; default as they are)."""
         channel, detector = self._ring(ring)
         top = float(self._heater_power(channel, self.current_limit_mA[channel]))
         step = min(step, top / 2)
         ps = np.clip(center, step, top - step) + np.array([-step, 0.0, step])
-        rows = np.repeat(self.driver.currents()[None], 3, axis=0)
+        base = self.driver.currents() if base is None else base
+        rows = np.repeat(base[None], 3, axis=0)
         rows[:, channel] = self._heater_power(channel, ps, inverse=True)
-        seen = self._measure(rows, self._ring_light(detector), [detector])[:, 0]
+        seen = self._measure(rows, self._ring_light(ring), [detector])[:, 0]
         fit = lorentzian_peak(ps, seen)
         half_width = self.rings.fwhm_nm / self.rings.nm_per_mW / 2
         low, high = RING_WIDTH_RANGE
@@ -191,8 +224,14 @@ class RingCommands(Core):
         powers = np.arange(0.0, span, step)
         rows = np.repeat(held[None], powers.size, axis=0)
         rows[:, channel] = self._heater_power(channel, powers, inverse=True)
+        self._brightest_input(ring)
         try:  # the whole sweep is checked before its first row is sent
-            seen = self._measure(rows, self._ring_light(detector), [detector])[:, 0]
+            seen = self._measure(rows, self._ring_light(ring), [detector])[:, 0]
+            if ring in self.ring_source and not seen.max() > RING_CONTRAST * np.median(seen):
+                # the one input shows no resonance (its probe saw noise): every input, as
+                # one reading of a chip that lights them all would
+                del self.ring_source[ring]
+                seen = self._measure(rows, self._ring_light(ring), [detector])[:, 0]
         except ScpiError as exc:
             raise ScpiError(
                 exc.code, f"ring {ring}: its lock sweeps 0..{span:.3g} mW: {exc.detail}"
@@ -215,6 +254,19 @@ class RingCommands(Core):
             x, step = self._on_heater(ring, fit[0]), max(fit[1] / 2, 1e-9)
         self._ring_set(ring, x)
         self.ring_step[ring] = step
+
+    def _recentred(self, base: np.ndarray) -> np.ndarray:
+        """``base`` (mA) with every locked ring's heater moved onto its resonance as the rest
+        of ``base`` warms it: one three-point fit each, nothing written (a ring the fit cannot
+        place keeps its heater)."""
+        out = base.copy()
+        for ring, step in self.ring_step.items():
+            channel, _ = self._ring(ring)
+            x = float(self._heater_power(channel, out[channel]))
+            fit = self._ring_fit(ring, x, step, out)
+            if fit is not None and abs(fit[0] - x) < 3 * fit[1]:
+                out[channel] = self._heater_power(channel, self._on_heater(ring, fit[0]), True)
+        return out
 
     def _track_rings(self) -> None:
         """After a reconfiguration, pull every locked ring back onto its resonance (heater

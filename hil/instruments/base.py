@@ -59,6 +59,11 @@ class Detectors(Protocol):
     @property
     def n_detectors(self) -> int: ...
 
+    @property
+    def inputs_per_reading(self) -> int:
+        """Lit inputs one reading takes in (see :class:`firmware.driver.ChipDriver`)."""
+        ...
+
     def detect(
         self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
     ) -> np.ndarray:

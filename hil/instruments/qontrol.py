@@ -156,6 +156,10 @@ class Qontrol:
     def n_detectors(self) -> int:
         return 0 if self.detectors is None else self.detectors.n_detectors
 
+    @property
+    def inputs_per_reading(self) -> int:
+        return 0 if self.detectors is None else self.detectors.inputs_per_reading
+
     # ---- the wire ----------------------------------------------------------------------------
     def _ask(self, cmd: str) -> str:
         reply = self.conn.query(cmd).strip()

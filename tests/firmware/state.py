@@ -54,6 +54,7 @@ class SwitchState:
     currents_mA: tuple[float, ...]  # every channel, as the driver holds them
     ring_locks: tuple[tuple[int, float], ...]  # locked ring, its fit step (mW)
     ring_sweeps: tuple[tuple[int, bytes, bytes], ...]  # ring, its last sweep's powers, readings
+    ring_sources: tuple[tuple[int, int], ...]  # ring, the input its lock reads (one-laser bench)
     calibration: tuple[object, ...] | None
     calibration_stored: bool
     schedule: tuple[tuple[float, tuple[tuple[int, int], ...]], ...]  # dwell, matching per step
@@ -77,6 +78,7 @@ ATTRIBUTES = frozenset(
         "manual",
         "ring_step",
         "ring_sweeps",
+        "ring_source",
         "calibration",
         "calibration_stored",
         "schedule",
@@ -106,6 +108,7 @@ def capture(c: Controller) -> SwitchState:
         ring_sweeps=tuple(
             (r, p.tobytes(), s.tobytes()) for r, (p, s) in sorted(c.ring_sweeps.items())
         ),
+        ring_sources=tuple(sorted(c.ring_source.items())),
         calibration=_key(c.calibration),
         calibration_stored=c.calibration_stored,
         schedule=tuple((s.dwell_s, s.plan.matching.pairs) for s in c.schedule),
