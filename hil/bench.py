@@ -50,9 +50,9 @@ LATENCY_AVERAGING_S = 1e-4
 class Readout:
     """The chip's outputs on the bench's power meters: output k on ``(meter, channel)`` of
     ``wiring`` (:meth:`BenchConfig.meter_ports <hil.bench_config.BenchConfig.meter_ports>`),
-    each meter read once per reading, in one request. ``wait``: each meter is first told to
-    wait for the optics to settle (``*WAI``: a bench on a virtual clock, where the host does
-    not sleep through the settling itself)."""
+    each meter read once per reading, in one request. ``wait``: that request first tells the
+    meter to wait for the optics to settle (``*WAI``: a bench on a virtual clock, where the
+    host does not sleep through the settling itself)."""
 
     def __init__(
         self,
@@ -77,9 +77,7 @@ class Readout:
             i, channel = self.where[output]
             by_meter.setdefault(i, []).append((k, channel))
         for i, reads in by_meter.items():
-            if self.wait:  # no reply: the reading below runs after it, on the same session
-                self.meters[i].conn.write("*WAI")
-            seen = self.meters[i].read_all_mW([channel for _, channel in reads])
+            seen = self.meters[i].read_all_mW([channel for _, channel in reads], self.wait)
             out[[k for k, _ in reads]] = seen
         return out
 
@@ -113,6 +111,10 @@ class BenchDetectors:
     @property
     def n_detectors(self) -> int:
         return self.ports
+
+    @property
+    def inputs_per_reading(self) -> int:
+        return 1  # one laser, one input at a time
 
     def detect(
         self, input_field: Sequence[complex], outputs: Sequence[int] | None = None
@@ -413,11 +415,13 @@ class Bench:
         scan = cfg.wavelength_nm + rings.fsr_nm * (np.arange(points) / points - 0.5)
         held = self.heaters.currents()
         channels = list(cfg.ring_channels)
-        # ring k by (k + 1) / (n + 1) of half an FSR: distinct shifts, a modest total power
+        # ring k by (k + 1) / (n + 1) of half an FSR more than it has (a locked ring already
+        # has some): distinct shifts, a modest total power
         target_mW = rings.fsr_mW * 0.5 * (np.arange(1, n + 1) / (n + 1))
         ohm = 1e3 * self.heaters.power_mW(np.eye(self.heaters.n_channels))[channels]
+        had_mW = self.heaters.voltages()[channels] * held[channels]  # V x mA = mW
         heated = held.copy()
-        heated[channels] = np.minimum(np.sqrt(1e3 * target_mW / ohm), cfg.max_current_mA)
+        heated[channels] = np.minimum(np.sqrt(1e3 * (had_mW + target_mW) / ohm), cfg.max_current_mA)
         # each output read from the input that lights it best (one reading per input first)
         best = wiring.sources(np.array([self.detectors.detect(np.eye(n)[k]) for k in range(n)]))
         inputs = sorted(set(best.tolist()))
@@ -426,14 +430,14 @@ class Bench:
             for k in inputs:
                 before[:, best == k] = self._scan(scan, k)[:, best == k]
             self.heaters.write(range(held.size), heated)
-            watts = self.heaters.voltages()[channels] * heated[channels]  # V x mA = mW
+            added_mW = self.heaters.voltages()[channels] * heated[channels] - had_mW
             for k in inputs:
                 after[:, best == k] = self._scan(scan, k)[:, best == k]
         finally:
             self.heaters.write(range(held.size), held)
             self.laser.set_wavelength_nm(cfg.wavelength_nm)
         shifts = wiring.notch_shifts(before, after)
-        seen = wiring.match_rings(shifts, watts * rings.nm_per_mW / rings.fsr_nm)
+        seen = wiring.match_rings(shifts, added_mW * rings.nm_per_mW / rings.fsr_nm)
         if not seen:
             raise InstrumentError(
                 self.laser.resource, "wiring: no output shows a ring notch: is the light on?"

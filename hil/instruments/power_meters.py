@@ -70,11 +70,12 @@ class N7744A(ScpiDriver):
         """A new reading of one channel, mW."""
         return 1e3 * float(self._query(f":READ{self._channel(channel)}:CHAN1:POW?"))
 
-    def read_all_mW(self, channels: Sequence[int] | None = None) -> np.ndarray:
+    def read_all_mW(self, channels: Sequence[int] | None = None, wait: bool = False) -> np.ndarray:
         """A new reading of every channel, or of ``channels`` in that order (one compound
-        query), mW."""
+        query), mW; with ``wait``, the line asks the meter to let pending operations end
+        first (``*WAI``)."""
         chosen = range(self.n_channels) if channels is None else channels
-        line = ";".join(f":READ{self._channel(c)}:CHAN1:POW?" for c in chosen)
+        line = ";".join(["*WAI"] * wait + [f":READ{self._channel(c)}:CHAN1:POW?" for c in chosen])
         return 1e3 * np.array([float(x) for x in self._query(line).split(";")])
 
     def log_mW(
@@ -123,13 +124,14 @@ class PM100D(ScpiDriver):
         nm = check_range(self.resource, "wavelength", nm, *PM100D_WAVELENGTH_NM, "nm")
         self._set(f"SENS:CORR:WAV {nm!r}")
 
-    def read_mW(self) -> float:
-        """A new power reading, mW."""
-        return 1e3 * float(self._query("MEAS:POW?"))
+    def read_mW(self, wait: bool = False) -> float:
+        """A new power reading, mW (with ``wait``: after pending operations, ``*WAI``)."""
+        return 1e3 * float(self._query("*WAI;MEAS:POW?" if wait else "MEAS:POW?"))
 
-    def read_all_mW(self, channels: Sequence[int] | None = None) -> np.ndarray:
-        """A new reading of the one channel (``channels`` ``[0]`` or None), mW."""
+    def read_all_mW(self, channels: Sequence[int] | None = None, wait: bool = False) -> np.ndarray:
+        """A new reading of the one channel (``channels`` ``[0]`` or None), mW; ``wait`` as
+        :meth:`N7744A.read_all_mW`."""
         for c in [0] if channels is None else channels:
             check_index(self.resource, "channel", c, 1)
-        reading = self.read_mW()
+        reading = self.read_mW(wait)
         return np.full(1 if channels is None else len(channels), reading)

@@ -43,8 +43,9 @@ class PowerMeter(Protocol):
 
     def set_wavelength_nm(self, nm: float) -> None: ...
 
-    def read_all_mW(self, channels: Sequence[int] | None = None) -> np.ndarray:
-        """A new reading of every channel, or of ``channels`` in that order, mW."""
+    def read_all_mW(self, channels: Sequence[int] | None = None, wait: bool = False) -> np.ndarray:
+        """A new reading of every channel, or of ``channels`` in that order, mW; with
+        ``wait``, once pending operations have ended (``*WAI`` in the same line)."""
         ...
 
 

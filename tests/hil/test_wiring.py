@@ -68,3 +68,12 @@ def test_the_wiring_check_finds_swapped_meter_channels_and_leaves_the_bench_as_i
         assert "channel 0 sees output 1 (configured 0)" in message
         assert "channel 1 sees output 0 (configured 1)" in message
         assert "channel 2" not in message and bench.controller.calibration is None  # not run
+
+
+def test_the_wiring_check_holds_with_the_rings_locked() -> None:
+    # after a calibration each ring heater holds a lock; the check heated the rings to its own
+    # absolute powers instead of by them, and reported channels 1 and 2 of 8 swapped
+    with EmulatedBench(ports=4, seed=0) as emulated, _bench(emulated) as bench:
+        for r in range(4):
+            assert bench.lock_ring(r)[0]
+        assert bench.check_wiring() == {0: 0, 1: 1, 2: 2, 3: 3}
