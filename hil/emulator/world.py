@@ -60,6 +60,7 @@ from photonics.devices.transients import (
     Heat,
     ThermalDynamics,
     chip_heat_K,
+    chip_lag_mW,
     heat_at,
 )
 from photonics.errors import PortError, SettingsError
@@ -82,13 +83,16 @@ AVERAGING_POINTS = 8
 class _History:
     """The heater writes kept, oldest first (at most :data:`HISTORY_LENGTH`), as rows of
     arrays: when each channel took its value (s, world clock), the powers (mW) and currents
-    (mA) after it, when it has settled (s), and when its last channel took its value (s)."""
+    (mA) after it, when it has settled (s), when its last channel took its value (s), and the
+    heater power the die had not felt yet then (mW, :func:`chip_lag_mW`, with the chip's
+    ``chip_tau_s``)."""
 
-    def __init__(self, current_mA: np.ndarray, power_mW: np.ndarray) -> None:
+    def __init__(self, current_mA: np.ndarray, power_mW: np.ndarray, chip_tau_s: float) -> None:
         cap, h = 2 * HISTORY_LENGTH, current_mA.size
         self.applied_s, self.power_mW = np.empty((cap, h)), np.empty((cap, h))
         self.current_mA = np.empty((cap, h))
-        self.settled_s, self.ends_s = np.empty(cap), np.empty(cap)
+        self.settled_s, self.ends_s, self.lag_mW = np.empty(cap), np.empty(cap), np.empty(cap)
+        self.chip_tau_s = chip_tau_s
         self.n = 0  # writes kept
         # the state before any write, settled long ago
         self.append(np.full(h, -np.inf), power_mW, current_mA, -np.inf)
@@ -96,21 +100,44 @@ class _History:
     def append(
         self, applied_s: np.ndarray, power_mW: np.ndarray, current_mA: np.ndarray, settled_s: float
     ) -> None:
-        rows = (self.applied_s, self.power_mW, self.current_mA, self.settled_s, self.ends_s)
+        rows = (
+            self.applied_s,
+            self.power_mW,
+            self.current_mA,
+            self.settled_s,
+            self.ends_s,
+            self.lag_mW,
+        )
         if self.n == len(self.settled_s):  # full: keep the newest, in place (no reallocation)
             keep = HISTORY_LENGTH - 1
             for a in rows:
                 a[:keep] = a[self.n - keep : self.n]
             self.n = keep
-        k = self.n
+        k, end = self.n, float(np.max(applied_s))
+        lag = 0.0
+        if k:
+            steps = power_mW - self.power_mW[k - 1]
+            lag = chip_lag_mW(
+                float(self.lag_mW[k - 1]),
+                float(self.ends_s[k - 1]),
+                applied_s,
+                steps,
+                end,
+                self.chip_tau_s,
+            )
         self.applied_s[k], self.power_mW[k], self.current_mA[k] = applied_s, power_mW, current_mA
-        self.settled_s[k], self.ends_s[k] = settled_s, float(np.max(applied_s))
+        self.settled_s[k], self.ends_s[k], self.lag_mW[k] = settled_s, end, lag
         self.n += 1
+
+    def ended_by(self, t_s: float) -> int:
+        """The newest write whose channels had all taken their values by ``t_s`` (writes end
+        in order; write 0 always)."""
+        return max(0, int(np.searchsorted(self.ends_s[: self.n], t_s, side="right")) - 1)
 
     def since(self, t_s: float) -> tuple[np.ndarray, np.ndarray]:
         """(applied_s, power_mW) of the writes from the newest one whose channels had all
         taken their values by ``t_s`` on (writes end in order); copies."""
-        first = max(0, int(np.searchsorted(self.ends_s[: self.n], t_s, side="right")) - 1)
+        first = self.ended_by(t_s)
         return self.applied_s[first : self.n].copy(), self.power_mW[first : self.n].copy()
 
 
@@ -309,7 +336,9 @@ class BenchWorld:
         self.drift = drift
         self.driver = BenchDriver(self, self.chip, np.random.default_rng(seed), dynamics)
         zero = self.driver.currents()
-        self._history = _History(zero, self.chip.heaters.power_mW(zero))
+        self._history = _History(
+            zero, self.chip.heaters.power_mW(zero), self.driver.dynamics.chip_tau_s
+        )
         self._writes = 0  # heater writes recorded (the light's cache key)
         self._light: tuple[tuple, np.ndarray] | None = None  # (key, noiseless power) of "now"
         self._reading: tuple[tuple, np.ndarray] | None = None  # the last reading and its state
@@ -424,15 +453,19 @@ class BenchWorld:
         """The heat of the heaters at ``times_s`` (s, world clock): each write's step responses
         (:func:`photonics.devices.transients.heat_at`), from the last write settled long before:
         the heaters' own and crosstalk responses from the writes of their (microsecond)
-        horizon, the chip-wide self-heating from those of its own, much longer one."""
+        horizon; the chip-wide self-heating from the last write ended before, with what the die
+        had not felt of the earlier ones (:func:`~photonics.devices.transients.chip_lag_mW`)."""
         t = np.atleast_1d(self._now(times_s)).astype(float)
         dynamics = self.driver.dynamics
         tau = self.chip.heaters.tau_s
         with self.lock:
-            fast = self._history.since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.slowest_s(tau))
-            slow = self._history.since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.chip_tau_s)
+            h = self._history
+            fast = h.since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.slowest_s(tau))
+            first = h.ended_by(float(t.min()))  # the die's lag then carries the writes before
+            slow = (h.applied_s[first : h.n], h.power_mW[first : h.n])
+            lag = (float(h.lag_mW[first]), float(h.ends_s[first]))
         heat = heat_at(t, *fast, tau, dynamics)
-        return replace(heat, chip_K=chip_heat_K(t, *slow, dynamics))
+        return replace(heat, chip_K=chip_heat_K(t, *slow, dynamics, *lag))
 
     def temperature_K(self, times_s: ArrayLike | None = None) -> np.ndarray:
         """The chip's temperature above the reference at ``times_s`` (default now), K: the

@@ -139,17 +139,44 @@ def heat_at(
 
 
 def chip_heat_K(
-    times_s: ArrayLike, applied_s: ArrayLike, power_mW: ArrayLike, dynamics: ThermalDynamics
+    times_s: ArrayLike,
+    applied_s: ArrayLike,
+    power_mW: ArrayLike,
+    dynamics: ThermalDynamics,
+    lag_mW: float = 0.0,
+    lag_at_s: float = -math.inf,
 ) -> np.ndarray:
     """The chip-wide self-heating at ``times_s`` (T,), K, after the writes of
-    :func:`heat_at` (the same arguments): what :func:`heat_at` gives as ``chip_K``, for a
-    history that reaches further back than the heaters' own responses need (``chip_tau_s`` is
-    the slowest pole by far)."""
+    :func:`heat_at` (the same arguments): what :func:`heat_at` gives as ``chip_K``. Write 0
+    need not have settled: ``lag_mW`` of its power is not felt yet at ``lag_at_s`` (s;
+    :func:`chip_lag_mW`), so the writes since one that ended before ``times_s`` suffice, however
+    slow the chip's pole."""
     t = finite("times_s", times_s).reshape(-1)
     applied, power = np.asarray(applied_s, dtype=float), finite("power_mW", power_mW)
     steps = np.diff(power, axis=0)
     k, h = np.nonzero(steps)
-    return _chip_K(power[0], steps[k, h], t[:, None] - applied[k + 1, h], dynamics)
+    heat = _chip_K(power[0], steps[k, h], t[:, None] - applied[k + 1, h], dynamics)
+    if lag_mW:
+        left_mW = lag_mW * np.exp(-(t - lag_at_s) / dynamics.chip_tau_s)
+        heat = heat - 1e-3 * dynamics.chip_K_per_W * left_mW
+    return heat
+
+
+def chip_lag_mW(
+    lag_mW: float,
+    lag_at_s: float,
+    applied_s: np.ndarray,
+    step_mW: np.ndarray,
+    at_s: float,
+    tau_s: float,
+) -> float:
+    """The heater power the die has not felt yet at ``at_s`` (s), mW (its self-heating is
+    first order, ``tau_s``: it lags the heaters' total by this): ``lag_mW`` left at
+    ``lag_at_s``, decayed, plus the steps ``step_mW`` applied at ``applied_s`` (each by
+    ``at_s``). Kept per write, the self-heating at a later time needs only the writes since."""
+    left = lag_mW * math.exp(-(at_s - lag_at_s) / tau_s) if lag_mW else 0.0
+    moved = step_mW != 0  # a channel left alone adds nothing (and has no step time)
+    return left + float(np.exp(-(at_s - applied_s[moved]) / tau_s) @ step_mW[moved])
 
 
 def _chip_K(start_mW: np.ndarray, size: np.ndarray, dt: np.ndarray, d: ThermalDynamics):

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from photonics import SettingsError, ShapeError
@@ -14,7 +14,14 @@ from photonics.devices.thermal import (
     settling_time_s,
     step_response,
 )
-from photonics.devices.transients import ThermalDynamics, heat_at, rise, settle_time_s
+from photonics.devices.transients import (
+    ThermalDynamics,
+    chip_heat_K,
+    chip_lag_mW,
+    heat_at,
+    rise,
+    settle_time_s,
+)
 
 taus = st.floats(1e-7, 1e-4)
 
@@ -158,3 +165,36 @@ def test_the_compiled_settling_search_finds_what_the_plain_one_does(
     )
     # the same grid; rounding may pick the neighbour of its finest step (under 1e-4 of it)
     assert found == pytest.approx(plain, rel=2e-4, abs=1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(1e-4, 0.05), st.lists(st.floats(0, 40), min_size=3, max_size=3)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(1, 12),
+    st.floats(0, 0.1),
+)
+def test_the_dies_lag_carried_per_write_gives_the_self_heating_of_the_whole_history(
+    writes, ended, after
+) -> None:
+    # the bench world summed every write of the die's 1.2 s horizon for each reading (half
+    # its time on the 8-port calibration); the lag kept per write gives the same heat
+    d = ThermalDynamics(chip_tau_s=0.03, chip_K_per_W=1.0)
+    power = [np.array([5.0, 0.0, 12.0])]
+    applied, t = [np.full(3, -np.inf)], 0.0
+    for gap, row in writes:
+        t += gap
+        applied.append(t + 1e-3 * np.arange(3))  # channels one after another
+        power.append(np.array(row))
+    A, P = np.array(applied), np.array(power)
+    b = min(ended, len(writes))  # heat wanted after write b has ended
+    lag = 0.0
+    for k in range(1, b + 1):
+        lag = chip_lag_mW(lag, A[k - 1].max(), A[k], P[k] - P[k - 1], A[k].max(), d.chip_tau_s)
+    times = A[b].max() + np.array([0.0, after, 3 * after])
+    whole = chip_heat_K(times, A, P, d)
+    carried = chip_heat_K(times, A[b:], P[b:], d, lag, A[b].max())
+    assert np.allclose(carried, whole, rtol=1e-9, atol=1e-12)
