@@ -73,7 +73,7 @@ def test_the_wiring_check_finds_swapped_meter_channels_and_leaves_the_bench_as_i
 def test_the_wiring_check_holds_with_the_rings_locked() -> None:
     # after a calibration each ring heater holds a lock; the check heated the rings to its own
     # absolute powers instead of by them, and reported channels 1 and 2 of 8 swapped
-    with EmulatedBench(ports=4, seed=0) as emulated, _bench(emulated) as bench:
-        for r in range(4):
+    with EmulatedBench(ports=8, seed=0) as emulated, _bench(emulated) as bench:
+        for r in range(8):
             assert bench.lock_ring(r)[0]
-        assert bench.check_wiring() == {0: 0, 1: 1, 2: 2, 3: 3}
+        assert bench.check_wiring() == {k: k for k in range(8)}
