@@ -57,8 +57,9 @@ import time
 import numpy as np
 import physics_band  # beside this script
 
+from hil.emulator.clock import ManualClock
 from hil.emulator.instruments.power_meters import PowerMeterN7744A
-from hil.emulator.world import BenchWorld, ManualClock
+from hil.emulator.world import BenchWorld
 from hil.instruments.base import parse_float32_block
 from photonics.chips.chip import Chip, ChipSpec
 from photonics.devices.drift import AmbientDrift

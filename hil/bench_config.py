@@ -104,7 +104,7 @@ class BenchConfig:
     electronics, to wait before a reading: ``channel_write_s`` per channel written and
     ``settle_s`` of thermal settling. ``clock``: ``"real"`` (real instruments: the host sleeps
     through every settle) or ``"virtual"`` (an emulated bench on a virtual clock,
-    :class:`hil.emulator.world.VirtualClock`: the host sleeps nothing and each reading asks
+    :class:`hil.emulator.clock.VirtualClock`: the host sleeps nothing and each reading asks
     the meter to wait for the optics first, ``*WAI``, so the bench's time jumps instead).
     Light: ``wavelength_nm`` and ``laser_power_mW``. ``timeout_s`` of every instrument's
     replies. ``safe_current_mA``: what every heater is set to when the bench closes, with the

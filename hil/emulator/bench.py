@@ -44,7 +44,7 @@ class EmulatedBench:
     ``seed``, its TCP instruments on ``host`` (loopback unless told otherwise). ``meters``:
     the N774x meters and the chip output on each of their channels (default: one N7744A or
     N7745A, channel k on output k). ``clock``: ``"virtual"`` (default: the bench's time jumps
-    over every wait, :class:`~hil.emulator.world.VirtualClock`) or ``"real"`` (wall-clock
+    over every wait, :class:`~hil.emulator.clock.VirtualClock`) or ``"real"`` (wall-clock
     pacing, for lab code that is sensitive to timing). Start with :meth:`start` or a ``with``
     block; :attr:`servers` maps instrument names to servers."""
 

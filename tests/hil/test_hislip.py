@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from pyvisa.resources import MessageBasedResource
 from pyvisa_py.protocols import hislip as client
 
+from hil.emulator.clock import ManualClock
 from hil.emulator.hislip import (
     ERROR,
     FATAL_ERROR,
@@ -30,7 +31,7 @@ from hil.emulator.hislip import (
     HislipServer,
 )
 from hil.emulator.instruments import Mainframe8164B, PowerMeterN7744A, QontrolQ8iv
-from hil.emulator.world import BenchWorld, ManualClock
+from hil.emulator.world import BenchWorld
 from hil.instruments.power_meters import N7744A_CHANNELS
 from hil.visa import resource_manager
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from firmware.controller import Controller, Rings
 from firmware.driver import DriverError
+from hil.emulator.clock import ManualClock
 from hil.emulator.instruments import (
     DBM_FLOOR,
     LaserTSL570,
@@ -22,7 +23,7 @@ from hil.emulator.instruments import (
     ScpiInstrument,
     float32_block,
 )
-from hil.emulator.world import FACET_LOSS_DB, BenchWorld, ManualClock
+from hil.emulator.world import FACET_LOSS_DB, BenchWorld
 from hil.errors import InstrumentError, InstrumentReportedError, InstrumentTimeoutError
 from hil.instruments import (
     N7744A,

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hil.emulator.clock import ManualClock
 from hil.emulator.instruments import Mainframe8164B, PowerMeterN7744A, QontrolQ8iv
 from hil.emulator.instruments.power_meters import OVER_RANGE
-from hil.emulator.world import BenchWorld, ManualClock
+from hil.emulator.world import BenchWorld
 from hil.instruments import N7744A, Loopback
 from hil.instruments.base import parse_float32_block
 

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hil.emulator.clock import ManualClock
 from hil.emulator.instruments import Mainframe8164B, PowerMeterPM100D
 from hil.emulator.instruments.pm100d import SAMPLE_S, responsivity
 from hil.emulator.instruments.pm100d_commands import CURRENT_RANGES_A, KEPT_BOOLS, KEPT_NUMBERS
-from hil.emulator.world import BenchWorld, ManualClock
+from hil.emulator.world import BenchWorld
 
 SEED = 3
 NO_ERROR = '0,"No error"'

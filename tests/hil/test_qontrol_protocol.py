@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hil.emulator.clock import ManualClock
 from hil.emulator.instruments import QontrolQ8iv
 from hil.emulator.instruments.qontrol import (
     LOG_SIZE,
@@ -19,7 +20,7 @@ from hil.emulator.instruments.qontrol import (
     _ago,
 )
 from hil.emulator.manuals.q8iv import MANUAL, reply_errors
-from hil.emulator.world import BenchWorld, ManualClock
+from hil.emulator.world import BenchWorld
 from hil.instruments.qontrol import MODULE_CHANNELS, QONTROL_ERRORS
 
 SEED = 3

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hil.emulator.clock import ManualClock
 from hil.emulator.instruments.lasers import thz
 from hil.emulator.instruments.scpi import DBM_FLOOR
 from hil.emulator.instruments.tsl570 import MANUAL_ERRORS, LaserTSL570
 from hil.emulator.instruments.tsl570_commands import FIRMWARE, KEPT
-from hil.emulator.world import BenchWorld, ManualClock
+from hil.emulator.world import BenchWorld
 
 NO_ERROR = '0,"No error"'
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from firmware.driver import DEFAULT_CHANNEL_WRITE_S
-from hil.emulator.world import FACET_LOSS_DB, BenchWorld, ManualClock
+from hil.emulator.clock import ManualClock
+from hil.emulator.world import FACET_LOSS_DB, BenchWorld
 from photonics.devices.thermal import settling_time_s
 from photonics.devices.transients import rise
 from photonics.errors import LimitError, PortError, SettingsError
@@ -328,7 +329,7 @@ def test_the_chip_temperature_adds_drift_and_self_heating(chip) -> None:
 def test_the_virtual_clock_flows_jumps_forward_only_and_holds_per_thread() -> None:
     import time
 
-    from hil.emulator.world import VirtualClock
+    from hil.emulator.clock import VirtualClock
 
     clock = VirtualClock(100.0)
     t0 = clock()
@@ -355,7 +356,7 @@ def test_a_served_bench_waits_on_its_virtual_clock_instead_of_sleeping() -> None
     import time
 
     from hil.emulator.bench import EmulatedBench
-    from hil.emulator.world import VirtualClock
+    from hil.emulator.clock import VirtualClock
 
     with EmulatedBench(ports=4, seed=0) as emulated:
         world = emulated.world
