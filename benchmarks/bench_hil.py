@@ -38,7 +38,7 @@ The emulated instruments against their manuals and the bench's safety:
 calibrated over VISA (each seed's in ``bench_calibration_worst_db_seeds``);
 ``manual_coverage_min``, the smallest fraction of a model's programming-manual commands its
 emulation accepts (:mod:`hil.emulator.manuals`; each model's in ``manual_coverage``);
-``instr_resources``, the ``::INSTR`` (HiSLIP) resources the emulated bench serves; and
+``instr_resources``, the ``::INSTR`` (HiSLIP, VXI-11) resources the emulated bench serves; and
 ``unsafe_after_failure`` of ``failure_cases``: the cases of an instrument gone or another model
 at its address (``tests/hil/failures.py``) that left a heater above its safe current or the
 laser on.
@@ -206,11 +206,12 @@ def manual_figures(server: TcpServer, n: int) -> dict[str, float]:
 
 
 def safety_figures(server: TcpServer, n: int) -> dict[str, float]:
-    """Instruments served as ``::INSTR`` (HiSLIP) by the emulated bench, and the failure
+    """Instruments served as ``::INSTR`` (HiSLIP, VXI-11) by the emulated bench, and the failure
     cases (an instrument gone or another model at its address) that leave the heaters above
     their safe current or the laser on."""
     with EmulatedBench(ports=4, seed=1) as emulated:
-        instr = sum(r.endswith("::INSTR") and "hislip" in r for r in emulated.resources.values())
+        served = emulated.resources.values()
+        instr = sum(r.startswith("TCPIP") and r.endswith("::INSTR") for r in served)
         unsafe, cases = unsafe_after_failure(emulated)
     return {"instr_resources": instr, "unsafe_after_failure": unsafe, "failure_cases": cases}
 
@@ -312,7 +313,7 @@ ROWS: dict[str, tuple[str, str, str]] = {
     "bench_calibration_isolation_db": ("  its worst isolation", "dB", ">= 25"),
     "bench_calibration_worst_db_min": ("  worst isolation over the seeds", "dB", ">= 20"),
     "manual_coverage_min": ("manual commands accepted, worst model", "%", ">= 95"),
-    "instr_resources": ("::INSTR (HiSLIP) resources served", "n", ">= 1"),
+    "instr_resources": ("::INSTR (HiSLIP, VXI-11) resources served", "n", ">= 1"),
     "unsafe_after_failure": ("failure cases leaving heaters unsafe", "n", "0"),
     "failure_cases": ("  of", "n", ""),
     "client_checks_passed": ("unmodified-client checks passed", "n", "= total"),

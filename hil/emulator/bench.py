@@ -6,7 +6,9 @@ over its real transport, all on one :class:`~hil.emulator.world.BenchWorld`.
   and the pswitch controller: each a raw TCP socket (``TCPIP0::127.0.0.1::<port>::SOCKET``);
 - the Qontrol-style heater driver on a pseudo-terminal (``ASRL/dev/pts/<n>::INSTR``);
 - the 8164B and the (first) N774x meter also over HiSLIP (:mod:`hil.emulator.hislip`,
-  ``TCPIP0::127.0.0.1::hislip0,<port>::INSTR``: status byte, trigger, device clear, SRQ).
+  ``TCPIP0::127.0.0.1::hislip0,<port>::INSTR``: status byte, trigger, device clear, SRQ);
+- the 8164B also over VXI-11 (:mod:`hil.emulator.vxi11`, ``TCPIP0::127.0.0.1,<port>::inst0::INSTR``:
+  status byte, trigger, device clear and locks through pyvisa-py's own resource calls).
 
 ``pswitch serve`` runs one until interrupted and writes its :meth:`EmulatedBench.config` to a
 file that :class:`~hil.bench.Bench` reads.
@@ -30,6 +32,7 @@ from hil.emulator.instruments import (
     QontrolQ8iv,
 )
 from hil.emulator.server import Faults, PtyServer, TcpServer
+from hil.emulator.vxi11 import Vxi11Server
 from hil.emulator.world import BenchWorld
 from hil.instruments.power_meters import N7744A_CHANNELS
 from photonics.chips.chip import Chip, ChipSpec
@@ -84,7 +87,7 @@ class EmulatedBench:
             "pm100d": PowerMeterPM100D(w, port=0),
             "switch": SwitchFirmware(w.controller),
         }
-        self.servers: dict[str, TcpServer | PtyServer | HislipServer] = {
+        self.servers: dict[str, TcpServer | PtyServer | HislipServer | Vxi11Server] = {
             name: TcpServer(handler, host=host, faults=faults or Faults(), name=name)
             for name, handler in tcp.items()
         }
@@ -93,6 +96,9 @@ class EmulatedBench:
             raw = self.servers[name]
             hislip = HislipServer(raw.handler, host, name=f"hislip_{name}", lock=raw._lock)
             self.servers[hislip.name] = hislip
+        raw = self.servers["laser"]
+        vxi11 = Vxi11Server(raw.handler, host, name="vxi11_laser", lock=raw._lock)
+        self.servers[vxi11.name] = vxi11
 
     def start(self) -> EmulatedBench:
         # the settling kernel loads on its first use (~0.3 s, numba's cache): before any client
@@ -155,7 +161,8 @@ class EmulatedBench:
         )
 
 
-#: The instruments served as HiSLIP ``::INSTR`` resources too (``hislip_<name>``).
+#: The instruments served as HiSLIP ``::INSTR`` resources too (``hislip_<name>``; the laser
+#: also as ``vxi11_laser``).
 HISLIP = ("laser", "power_meter")
 
 
@@ -165,6 +172,7 @@ def _hislip_spares(servers: dict, resources: dict[str, str]) -> list[tuple[str, 
     return [
         ("laser", Instrument("8164B", resources["hislip_laser"])),
         ("power_meter", Instrument(meter.model, resources["hislip_power_meter"], meter.channels)),
+        ("laser", Instrument("8164B", resources["vxi11_laser"])),
     ]
 
 

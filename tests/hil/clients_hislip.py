@@ -1,6 +1,7 @@
-"""Conformance checks over HiSLIP (``::INSTR`` resources, :mod:`hil.emulator.hislip`): the
-unmodified pyvisa-py on the 8164B and the N774x meter served as ``hislip_laser`` and
-``hislip_power_meter``, registered with :func:`tests.hil.clients.check`.
+"""Conformance checks over HiSLIP and VXI-11 (``::INSTR`` resources, :mod:`hil.emulator.hislip`,
+:mod:`hil.emulator.vxi11`): the unmodified pyvisa-py on the 8164B and the N774x meter served
+as ``hislip_laser``, ``hislip_power_meter`` and ``vxi11_laser``, registered with
+:func:`tests.hil.clients.check`.
 
 pyvisa-py 0.8.1's HiSLIP session has no ``assert_trigger`` and no service-request events: the
 trigger and the service request go through its HiSLIP client (``pyvisa_py.protocols.hislip``,
@@ -120,3 +121,34 @@ def hislip_power_meter_requests_service(bench: EmulatedBench) -> None:
         assert client.receive(10) == b"1\n"
     finally:
         client.close()
+
+
+# ---- VXI-11 ----------------------------------------------------------------------------------
+@check("vxi11_laser")
+def vxi11_laser_status_byte_trigger_clear_and_locks(bench: EmulatedBench) -> None:
+    """The 8164B over VXI-11 through pyvisa-py's own resource calls: ``read_stb`` (MAV while a
+    reply waits, ESB for an enabled event), ``assert_trigger``, ``clear`` (settings kept), and
+    an exclusive lock that keeps another link out until it is released."""
+    resource = bench.resources["vxi11_laser"]
+    assert resource.endswith("::inst0::INSTR")
+    with plain(bench, "vxi11_laser") as inst, plain(bench, "vxi11_laser") as other:
+        inst.write("*CLS")
+        assert inst.read_stb() == 0
+        inst.write("*IDN?")
+        assert inst.read_stb() & MAV
+        assert inst.read().startswith("Keysight Technologies,8164B,")
+        inst.write("*ESE 1;*OPC")
+        assert inst.read_stb() & ESB and int(inst.query("*ESR?")) == 1
+        inst.write(":SOUR0:WAV 1545NM")
+        inst.assert_trigger()
+        inst.clear()
+        assert float(inst.query(":SOUR0:WAV?")) == 1545e-9
+        inst.lock_excl(timeout=1000)
+        other.timeout = 300
+        with contextlib.suppress(Exception):
+            other.query("*IDN?")
+            raise AssertionError("a locked device answered another link")
+        inst.unlock()
+        assert other.query("*IDN?").startswith("Keysight")
+        assert inst.query("SYST:ERR?") == '0,"No error"'
+        inst.write("*ESE 0;*RST")

@@ -200,7 +200,7 @@ def test_pswitch_serve_runs_the_bench_in_another_process(tmp_path) -> None:
     printed = set(re.findall(r"\S+::\S+", proc.stdout.read()))  # every resource served
     listed = {cfg.heater_driver.resource, cfg.laser.resource, cfg.switch}
     listed |= {m.resource for m in cfg.meters} | {i.resource for _, i in cfg.spare}
-    assert len(printed) == 8 and printed == listed  # 6 instruments, 2 of them over HiSLIP too
+    assert len(printed) == 9 and printed == listed  # 6 instruments, 2 over HiSLIP, 1 over VXI-11
 
 
 def test_pswitch_serve_refuses_a_size_it_cannot_serve() -> None:
