@@ -60,7 +60,7 @@ import threading
 from typing import Self
 
 from hil.emulator.ieee488 import STB_RQS, Device, ServiceRequest
-from hil.emulator.server import MAX_LINE, LineHandler, accepted
+from hil.emulator.server import MAX_LINE, LineHandler, accepted, listening
 
 log = logging.getLogger(__name__)
 
@@ -307,10 +307,7 @@ class HislipServer:
         with self._life:
             if self._listener is not None:
                 return
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind((self.host, self.port))
-            listener.listen(socket.SOMAXCONN)
+            listener = listening(self.host, self.port)
             self.port = listener.getsockname()[1]
             self._listener = listener
             self._wake_r, self._wake_w = os.pipe()

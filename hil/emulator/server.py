@@ -273,6 +273,16 @@ class _Client:
         self.sock.close()
 
 
+def listening(host: str, port: int) -> socket.socket:
+    """A TCP listener on ``host``:``port`` (0: a free port), reusable at once after a restart
+    on the same port, with the system's backlog (a burst of clients waits)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, port))
+    listener.listen(socket.SOMAXCONN)
+    return listener
+
+
 def accepted(listener: socket.socket, wake: int) -> Iterator[socket.socket]:
     """Each connection ``listener`` accepts (TCP_NODELAY set), until ``wake`` is readable. Out
     of file descriptors, it waits :data:`ACCEPT_BACKOFF_S` instead of spinning (the pending
@@ -333,10 +343,7 @@ class TcpServer(_LineServer):
     def _start(self) -> None:
         if self._listener is not None:
             return
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # restart on same port
-        listener.bind((self.host, self.port))
-        listener.listen(socket.SOMAXCONN)  # the system's backlog: a burst of clients waits
+        listener = listening(self.host, self.port)
         self.port = listener.getsockname()[1]
         self._listener = listener
         self._wake_r, self._wake_w = os.pipe()

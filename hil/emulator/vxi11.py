@@ -27,7 +27,7 @@ import time
 from typing import Self
 
 from hil.emulator.ieee488 import Device
-from hil.emulator.server import MAX_LINE, LineHandler, accepted
+from hil.emulator.server import MAX_LINE, LineHandler, accepted, listening
 
 #: The core channel's RPC program and version (VXI-11 B.6).
 CORE_PROG, CORE_VERS = 0x0607AF, 1
@@ -118,10 +118,7 @@ class Vxi11Server:
     def start(self) -> None:
         if self._listener is not None:
             return
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((self.host, self.port))
-        listener.listen(socket.SOMAXCONN)
+        listener = listening(self.host, self.port)
         self.port, self._listener = listener.getsockname()[1], listener
         self._wake_r, self._wake_w = os.pipe()
         self._spawn(self._accept_loop, listener, self._wake_r)
