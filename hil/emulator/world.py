@@ -406,7 +406,8 @@ class BenchWorld:
             h = self._history
             fast = h.since(float(t.min()) - SETTLED_AFTER_TAU * dynamics.slowest_s(tau))
             first = h.ended_by(float(t.min()))  # the die's lag then carries the writes before
-            slow = (h.applied_s[first : h.n], h.power_mW[first : h.n])
+            # copies: a full history shifts its rows in place on the next write
+            slow = (h.applied_s[first : h.n].copy(), h.power_mW[first : h.n].copy())
             lag = (float(h.lag_mW[first]), float(h.ends_s[first]))
         heat = heat_at(t, *fast, tau, dynamics)
         return replace(heat, chip_K=chip_heat_K(t, *slow, dynamics, *lag))
