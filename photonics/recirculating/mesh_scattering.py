@@ -217,6 +217,10 @@ class MeshSolver:
         self.n_ports = mesh.n_ports
         # for the low-rank updates: each linked entry's row and column
         self.entry_row, self.entry_col = rows[linked], partner[cols[linked]]
+        # for derivatives: every cell entry's out row, in port-end and transfer entry, and the
+        # port-ends' partners (-1 at the edge)
+        self.cell_rows, self.cell_cols, self.cell_source = rows, cols, source
+        self.partner = partner
         #: The state factorised last: (link, its values (4 n_cells,), its LU); replaced whole.
         self._factored: _Factored | None = None
 
