@@ -5,7 +5,7 @@ more when some do not, or fall short of an isolation target).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,11 +50,15 @@ def all_to_all_cover(
     attempts: int = 8,
     isolation_db: float | None = None,
     progress: Progress | None = None,
+    rounds: Sequence[Matching] | None = None,
+    rescue: Callable[[RouteResult], bool] | None = None,
 ) -> Cover:
     """Fewest routable matchings (as found) joining every pair of ``endpoints`` (edge ports).
 
     Tries the circle method's ``n - 1`` perfect matchings (the optimum) under ``attempts``
-    relabelings and keeps the relabeling that leaves fewest pairs out; each pair left out is
+    relabelings, or the 1-factorisation ``rounds`` when given (e.g. one searched for isolation,
+    :mod:`photonics.recirculating.cover_search`), and keeps the one that leaves fewest pairs
+    out; each pair left out is
     then added to the first of those matchings where both its endpoints are free and it still
     routes (fits), and the rest are packed greedily into further matchings. Above the optimum,
     each matching, fewest pairs first, whose pairs can all join other matchings (each where it
@@ -63,6 +67,10 @@ def all_to_all_cover(
     ``isolation_db`` (dB; None: any): a matching counts only when its predicted worst isolation
     (:attr:`RouteResult.isolation_db`) reaches it. A round that routes but falls short drops
     its worst-isolated path's pair until it reaches it; the dropped pairs are packed as above.
+
+    ``rescue``: asked of a perfect matching that routes but is predicted short of
+    ``isolation_db``, before any pair is dropped; True keeps it whole (e.g. it measures at the
+    goal once its leaks are cancelled on the chip, :mod:`photonics.calibration.hex_leaks`).
 
     ``progress`` (:mod:`photonics.progress`) follows the rounds tried (all ``attempts`` of
     them, done early when a relabeling leaves no pair out) and the packing.
@@ -75,15 +83,19 @@ def all_to_all_cover(
         return result.ok and (isolation_db is None or result.isolation_db >= isolation_db)
 
     best: tuple[list[tuple[Matching, RouteResult]], list[tuple[int, int]], int] | None = None
-    rounds = attempts * (n - 1)
-    for shift in range(attempts):
+    starts = [round_robin(n, shift) for shift in range(attempts)] if rounds is None else [rounds]
+    total = len(starts) * (n - 1)
+    for shift, start in enumerate(starts):
+        if len(start) != n - 1 or any(len(m.pairs) != n // 2 for m in start):
+            raise SettingsError(f"rounds must be {n - 1} perfect matchings of {n} endpoints")
         good, left, short = [], [], 0
-        for r, m in enumerate(round_robin(n, shift)):
+        for r, m in enumerate(start):
             if progress is not None:
-                progress("all-to-all cover: circle-method rounds", shift * (n - 1) + r, rounds)
+                progress("all-to-all cover: circle-method rounds", shift * (n - 1) + r, total)
             pairs, result = list(m.pairs), router.route(requests_for(m, endpoints))
             if result.ok:
-                while pairs and not fits(result):  # only isolation can fall short here
+                kept = rescue is not None and not fits(result) and rescue(result)
+                while pairs and not kept and not fits(result):  # only isolation can fall short here
                     worst = min(result.paths, key=lambda p: p.isolation_db).ports
                     pair = next(q for q in pairs if {endpoints[i] for i in q} == set(worst))
                     pairs.remove(pair)
@@ -101,7 +113,7 @@ def all_to_all_cover(
             break
     assert best is not None
     if progress is not None:
-        progress("all-to-all cover: circle-method rounds", rounds, rounds)
+        progress("all-to-all cover: circle-method rounds", total, total)
     good, left, short = best
     left = _fill(router, endpoints, good, left, n, fits)
     extra, unroutable = _pack(router, endpoints, left, n, fits, progress)
