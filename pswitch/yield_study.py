@@ -66,6 +66,8 @@ SCHEMA = pa.schema(
         ("worst_loss_db", pa.float64()),
         ("worst_excess_loss_db", pa.float64()),
         ("worst_power_mW", pa.float64()),
+        ("optimal_worst_isolation_db", pa.float64()),
+        ("cells", pa.int64()),
         ("max_coupler_error", pa.float64()),
         ("heater_efficiency_rms", pa.float64()),
         ("max_mzi_loss_db", pa.float64()),

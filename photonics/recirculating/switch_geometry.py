@@ -140,7 +140,9 @@ def spread_endpoints(
 HEXAGONAL_SWITCH_SIZES = ((7, 3), (9, 4), (15, 5), (19, 6), (23, 7), (24, 8), (32, 9))
 
 
-def hexagonal_switch(ports: int) -> tuple[WaveguideMesh, list[int]]:
+def hexagonal_switch(
+    ports: int, size: int | None = None, margin: float | None = None
+) -> tuple[WaveguideMesh, list[int]]:
     """A hexagonal mesh and ``ports`` (4 to 32) endpoint edge ports for a circuit switch.
 
     The mesh is the smallest square honeycomb of :data:`HEXAGONAL_SWITCH_SIZES` for ``ports``
@@ -148,13 +150,16 @@ def hexagonal_switch(ports: int) -> tuple[WaveguideMesh, list[int]]:
     the endpoints are spread over the four sides by :func:`spread_endpoints`, ``ports // 4`` a
     side and one more on the first ``ports % 4`` of (west, south, east, north), with
     :func:`switch_32`'s margin on the 9x9 mesh. ``hexagonal_switch(32)`` is :func:`switch_32`.
+    ``size`` (hexagons a side) and ``margin`` replace those choices (a design study's).
     """
     if isinstance(ports, bool) or not isinstance(ports, int | np.integer) or not 4 <= ports <= 32:
         raise PortError(f"ports must be an integer in 4..32, got {ports!r}")
-    size = next(s for most, s in HEXAGONAL_SWITCH_SIZES if ports <= most)
+    if size is None:
+        size = next(s for most, s in HEXAGONAL_SWITCH_SIZES if ports <= most)
     mesh = hexagonal_mesh(size, size)
     base, extra = divmod(int(ports), 4)
-    margin = SWITCH_32_MARGIN if size == MESH_9X9_ROWS else 0.15
+    if margin is None:
+        margin = SWITCH_32_MARGIN if size == MESH_9X9_ROWS else 0.15
     return mesh, spread_endpoints(mesh, [base + (i < extra) for i in range(4)], margin)
 
 

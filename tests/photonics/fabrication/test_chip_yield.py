@@ -234,11 +234,33 @@ def test_a_hexagonal_study_calibrates_routes_and_measures_each_recirculating_chi
         ("pitch_x_um", 300.0, "a hexagonal study takes no pitch_x_um"),
         ("output_rings", True, "a hexagonal study takes no output_rings"),
         ("coupler_sigma", -0.1, "splitter_sigma must be >= 0"),
+        ("mesh_size", 9.5, "mesh_size must be a whole number"),
+        ("mesh_size", 2, "mesh_size must be a whole number"),
+        ("endpoint_margin", 0.5, "endpoint_margin must be in"),
+        ("search_routes", -1, "search_routes must be an integer"),
     ],
 )
 def test_a_bad_hexagonal_study_is_refused(field: str, value: object, words: str) -> None:
     with pytest.raises(SettingsError, match=words):
         YieldStudy(mesh="hexagonal", **{field: value})  # type: ignore[arg-type]
+
+
+def test_the_hexagonal_geometry_is_a_design_variable_of_the_study() -> None:
+    # an earlier study keeps its identity (and its chips' task keys) at the default geometry
+    plain = YieldStudy(ports=4, mesh="hexagonal", chips=1)
+    assert not {"mesh_size", "endpoint_margin", "search_routes"} & set(plain.identity())
+    with pytest.raises(SettingsError, match="belongs to the hexagonal switch"):
+        YieldStudy(mesh="clements", mesh_size=5)
+    searched = YieldStudy(
+        ports=4, mesh="hexagonal", chips=1, mesh_size=3.0, search_routes=30, min_isolation_db=15.0
+    )
+    assert searched.mesh_size == 3 and isinstance(searched.mesh_size, int)  # a sweep: floats
+    row, base = run_chip(searched, 0), run_chip(plain, 0)
+    assert row["cells"] == base["cells"] == 38  # the 3x3 honeycomb, as chosen for 4 endpoints
+    assert math.isnan(base["optimal_worst_isolation_db"])
+    # the searched cover: the optimal 3 matchings, measured; the cover at the goal built on it
+    assert 20 < row["optimal_worst_isolation_db"] < 80 and row["matchings"] >= 3
+    assert row["passed"] == passes(searched, row)
 
 
 def test_a_workload_of_its_own_is_routed_and_measured_on_its_pairs_only() -> None:

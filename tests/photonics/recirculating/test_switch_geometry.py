@@ -81,3 +81,10 @@ def test_spread_endpoints_says_when_a_mesh_is_too_small() -> None:
         spread_endpoints(hexagonal_mesh(2, 2), 2)
     with pytest.raises(PortError):
         spread_endpoints(hexagonal_mesh(2, 2), [1, 1, 1])
+
+
+def test_hexagonal_switch_takes_a_mesh_size_and_margin_of_a_design_study() -> None:
+    mesh, ends = hexagonal_switch(32, size=10, margin=0.35)
+    assert mesh.n_cells == 339 and len(ends) == 32
+    assert hexagonal_switch(32, size=9)[1] == hexagonal_switch(32)[1]
+    assert hexagonal_switch(32, margin=0.35)[1] != hexagonal_switch(32)[1]
