@@ -168,13 +168,11 @@ def fit_leaks(
         G = G[:, cells]
         L = adj.S[pairs[:, 0], pairs[:, 1]]
         # a dither's predicted power change, 4 d Re(conj(L_k + G x + J y) J_kc), and its
-        # derivatives by x_c' (G_kc') and y_c' (J_kc'); a dither that does not reach a leak
-        # says nothing of it: only the (leak, dither) pairs it reaches
-        k, c = np.nonzero(np.abs(J) > REACH * np.abs(J).max())
-        Jkc = 4 * dither_rad * J[k, c][:, None]
-        miss = measured[c, k] - np.real(np.conj(L[k])[:, None] * Jkc)[:, 0]
+        # derivatives by x_c' (G_kc') and y_c' (J_kc'), at the (leak, dither) pairs reached
+        k, c = _reached(J)
+        miss = _miss(measured, L, J, k, c, dither_rad)
         misfits.append(float(np.sqrt(np.mean(miss**2))))
-        A = np.real(np.conj(np.hstack([G[k], J[k]])) * Jkc)
+        A = np.real(np.conj(np.hstack([G[k], J[k]])) * (4 * dither_rad * J[k, c])[:, None])
         if round_:  # about the dithers' fit: |L|^2 is quadratic, useless about L = 0
             A = np.vstack([A, np.sqrt(2) * 2 * np.real(np.conj(L)[:, None] * np.hstack([G, J]))])
             miss = np.concatenate([miss, np.sqrt(2) * (level - np.abs(L) ** 2)])
@@ -194,11 +192,23 @@ def fit_leaks(
         )
     adj = Adjoint.solve(model, theta)
     J = adj.entries(model, pairs, angle_derivative(model, theta))[:, cells]
-    k, c = np.nonzero(np.abs(J) > REACH * np.abs(J).max())
-    L = adj.S[pairs[k, 0], pairs[k, 1]]
-    miss = measured[c, k] - 4 * dither_rad * np.real(np.conj(L) * J[k, c])
+    miss = _miss(measured, adj.S[pairs[:, 0], pairs[:, 1]], J, *_reached(J), dither_rad)
     misfits.append(float(np.sqrt(np.mean(miss**2))))
     return LeakFit(model, readings, misfits[0], misfits[-1])
+
+
+def _reached(J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (leak, dither) pairs a dither reaches (its derivative there above :data:`REACH` of
+    the largest): the others say nothing of the leak."""
+    return np.nonzero(np.abs(J) > REACH * np.abs(J).max())
+
+
+def _miss(
+    measured: np.ndarray, L: np.ndarray, J: np.ndarray, k: np.ndarray, c: np.ndarray, d: float
+) -> np.ndarray:
+    """Measured less predicted power change of leak ``k`` dithered by ``+-d`` at cell ``c``:
+    ``4 d Re(conj(L_k) J_kc)``."""
+    return measured[c, k] - 4 * d * np.real(np.conj(L[k]) * J[k, c])
 
 
 def _scatter(values: np.ndarray, cells: np.ndarray, n: int) -> np.ndarray:
