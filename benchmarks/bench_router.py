@@ -64,7 +64,13 @@ in ``--jobs`` worker processes)::
    ``COVER_ISOLATION_DB`` (25 dB plus the prediction's margin) routed on the calibration's
    per-state extinctions, measured against its prediction (``--isolation-plot`` draws it);
    ``--cache DIR`` takes the self-calibrations from ``DIR/seedN.npz`` instead of running them
-   (about 5 min a chip).
+   (about 20 s a chip), and writes those it runs there. Per chip also: the 1-factorisation
+   searched for isolation (``cover_search``: the optimal cover, ``cover_optimal_*``), its
+   matchings' leaks cancelled on the chip (``hex_leaks``: ``cancel_gain_db_median``), and the
+   cover at the goal built from it, a matching predicted short kept whole when it measures at
+   the goal once cancelled (``cover_25db_rescued``).
+7. geometry (``--design-chips``, default 3 a point; ``hex_design_bench.py``): a yield study on
+   Dask over mesh size and endpoint placement, the design curve (``--design-plot``).
 
 Progress goes to stderr. Needs networkx.
 """
@@ -82,6 +88,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
+from hex_design_bench import bench_design, plot_design, print_design
 from hex_selfcal_bench import COVER_ISOLATION_DB, bench_selfcal, plot_isolation, print_selfcal
 from router_baseline import BaselineRouter, baseline_states, exactly_routable, traced_ok
 from router_report import print_tables, summarize
@@ -407,6 +414,11 @@ def parse_args() -> argparse.Namespace:
         help="directory of cached self-calibrations (seedN.npz) used instead of running them",
     )
     parser.add_argument("--isolation-plot", default=None, help="PNG: measured vs predicted")
+    parser.add_argument(
+        "--design-chips", type=int, default=3, help="chips a design point of the geometry study"
+    )
+    parser.add_argument("--design-folder", default=None, help="keep the study's Parquet rows")
+    parser.add_argument("--design-plot", default=None, help="PNG: the design curve")
     parser.add_argument("--quick", action="store_true", help="shrink everything (smoke run)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -414,6 +426,7 @@ def parse_args() -> argparse.Namespace:
         args.matchings, args.dead_k, args.dead_sets, args.dead_matchings = 3, [1, 8], 2, 2
         args.cover_attempts = args.cover_attempts or 1
         args.selfcal_chips = min(args.selfcal_chips, 1)
+        args.design_chips = min(args.design_chips, 1)
     return args
 
 
@@ -457,12 +470,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     selfcal: dict[str, Any] = {}
     if args.selfcal_chips:
         log(f"self-calibrated chips: {args.selfcal_chips}")
-        selfcal = bench_selfcal(args.selfcal_chips, args.cache)
+        selfcal = bench_selfcal(args.selfcal_chips, args.cache, args.quick)
         pairs = selfcal.pop("isolation_pairs")
         if args.isolation_plot:
             plot_isolation(pairs, args.isolation_plot)
+    design: dict[str, Any] = {}
+    if args.design_chips:
+        log(f"geometry: design points on Dask, {args.design_chips} chips each")
+        design = bench_design(args.design_chips, args.quick, args.design_folder, args.jobs)
+        if args.design_plot:
+            plot_design(design, args.design_plot)
     return {
         **selfcal,
+        **design,
         "endpoints_32": ends,
         "matching_32": m32,
         "cover": cover,
@@ -484,6 +504,8 @@ def main() -> int:
     print_tables(figures, summary, args)
     if "hex_selfcal_s" in figures:
         print_selfcal(figures)
+    if "design_points" in figures:
+        print_design(figures)
     return 0
 
 
