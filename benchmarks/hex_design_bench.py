@@ -87,12 +87,12 @@ def bench_design(
 
 
 def _median(values) -> float:
-    v = [float(x) for x in values if np.isfinite(x)]
+    v = [float(x) for x in values if x is not None and np.isfinite(x)]
     return float(np.median(v)) if v else float("nan")
 
 
 def _min(values) -> float:
-    v = [float(x) for x in values if np.isfinite(x)]
+    v = [float(x) for x in values if x is not None and np.isfinite(x)]
     return min(v) if v else float("nan")
 
 

@@ -112,7 +112,7 @@ def run_mesh_chip(study: YieldStudy, index: int) -> dict[str, Any]:
         return row | {"calibrated": True}
     drive = CellDrive.of(found.calibration, chip.n_cells)
     isolation, loss, excess, power = _measure(chip, drive, results, rng)
-    best = _measure(chip, drive, optimal, rng)[0] if optimal else math.nan
+    best = _measure(chip, drive, optimal, rng)[0] if optimal else None
     measured = row | {
         "calibrated": True,
         "matchings": len(results),
