@@ -10,13 +10,23 @@ emulated chip is part of it), a router that leaves its dead cells out, then
 - the optimal all-to-all cover (``all_to_all_cover`` defaults: 31 matchings) measured with the
   self-calibration and with the factory calibration: worst port isolation of each
   (``hex_selfcal_isolation_db``, ``hex_factory_isolation_db``);
+- the 1-factorisation searched for isolation (``search_factorisation``, ``SEARCH_ROUTES``
+  routings; the optimal cover): its worst isolation predicted, measured, and measured once
+  each matching's leaks are cancelled on the chip (``cover_optimal_predicted_db``,
+  ``cover_optimal_worst_db_plain``, ``cover_optimal_worst_db_measured``), the gains of the
+  cancellation (``cancel_gain_db_median``; on the circle method's ``CIRCLE_CANCELLED`` worst
+  matchings ``cancel_gain_circle_db_median``) and its readings;
 - the cover asking every matching for ``COVER_ISOLATION_DB`` predicted (25 dB plus the
-  prediction's margin), routed on the calibration's per-state extinctions (the chip's true
-  ones when the calibration has none) with ``COVER_BUDGET``, measured with the
-  self-calibration: its size (``cover_25db_measured_size``), worst measured isolation
-  (``cover_25db_measured_worst_db``), how many matchings measure below 25 dB, the worst and
-  the median measured minus predicted isolation of any path (``prediction_error_db_max``,
-  ``prediction_error_db_median``) and the worst return loss (``cover_25db_return_loss_db``);
+  prediction's margin), built from that factorisation and routed on the calibration's
+  per-state extinctions (the chip's true ones when the calibration has none) with
+  ``COVER_BUDGET``; a matching predicted short that measures within ``RESCUE_DB`` of the goal
+  is cancelled and kept whole when it then measures ``RESCUE_MARGIN_DB`` above it
+  (``cover_25db_rescued``). Measured with the self-calibration: its size
+  (``cover_25db_measured_size``), worst measured isolation (``cover_25db_measured_worst_db``),
+  how many matchings measure below 25 dB, the worst and the median measured minus predicted
+  isolation of any path of the matchings set as routed (``prediction_error_db_max``,
+  ``prediction_error_db_median``; a matching kept whole by its trims is a measurement, not a
+  bound) and the worst return loss (``cover_25db_return_loss_db``);
 - the endpoints lost to a dead cell of their own (``lost_endpoints``; the router leaves dead
   cells out, as the switch does) and the pairs no matching could route (``unroutable_pairs``).
 
@@ -282,8 +292,13 @@ def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[s
         return cancel.done[key].trims if key in rescued else 0.0
 
     each = [measured_isolation(chip, drive, r, trims_of(r)) for r in iso.results]
-    pairs = [p for m in each for p in m]
     worst_each = [min(m for m, _ in m) for m in each]
+    # the prediction bounds the matchings set as routed; one kept whole by its trims is a
+    # measurement (the trims trade its circuits' leaks against each other)
+    plain_set = [
+        m for m, r in zip(each, iso.results, strict=True) if isinstance(trims_of(r), float)
+    ]
+    pairs = [p for m in plain_set for p in m]
     errors = [m - p for m, p in pairs if np.isfinite(p)]
     row = {
         "seed": seed,
