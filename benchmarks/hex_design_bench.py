@@ -119,11 +119,14 @@ def plot_design(figures: dict[str, Any], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = plt.subplots(figsize=(6.5, 4.8))
     points = figures["design_points"]
     cells = np.array([p["cells"] for p in points], dtype=float)
     for p, size in zip(points, 40 * (cells / cells.min()) ** 2, strict=True):
-        ax.scatter(p["cover_size_median"], p["optimal_worst_db_median"], s=size, alpha=0.6)
+        x, y = p["cover_size_median"], p["optimal_worst_db_median"]
+        # down to the worst chip's
+        ax.plot([x, x], [p["optimal_worst_db_min"], y], color="0.6", lw=1)
+        ax.scatter(x, y, s=size, alpha=0.6)
         ax.annotate(
             f"{p['mesh_size']}x{p['mesh_size']}, margin {p['endpoint_margin']:g}\n"
             f"{p['cells']} cells",
@@ -135,11 +138,13 @@ def plot_design(figures: dict[str, Any], path: str) -> None:
     n = figures["design_ports"]
     ax.axvline(n - 1, color="k", lw=0.8, ls=":", label=f"optimum ({n - 1} matchings)")
     ax.set_xlabel(f"matchings of the cover with each at >= {GOAL_DB:g} dB (median over chips)")
-    ax.set_ylabel("worst measured isolation of the optimal cover, dB (median)")
+    ax.set_ylabel("optimal cover's worst isolation, dB\n(median; line: down to the worst chip)")
     ax.set_title(
-        f"{n}-endpoint hexagonal switch: design curve "
-        f"({figures['design_chips_per_point']} self-calibrated chips a point)"
+        f"{n}-endpoint hexagonal switch: the design curve\n"
+        f"({figures['design_chips_per_point']} self-calibrated chips a point; marker area: cells)",
+        fontsize=10,
     )
+    ax.margins(x=0.25, y=0.1)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
