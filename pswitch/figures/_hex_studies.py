@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from photonics.calibration.hex_crosstalk import calibrate_recirculating_crosstalk
+from photonics.calibration.hex_leaks import shared_cells
 from photonics.calibration.hex_selfcal import calibrate_recirculating
 from photonics.calibration.selfcal import CellDrive
 from photonics.chips.calibration import Calibration
@@ -22,8 +23,11 @@ from photonics.chips.switch import MeshFabric
 from photonics.devices.mzi import state_extinction_db
 from photonics.errors import MatchingError, PortError
 from photonics.matching import Matching, Permutation
+from photonics.recirculating.cover_search import search_factorisation
 from photonics.recirculating.covers import all_to_all_cover
 from photonics.recirculating.lattices import hexagonal_mesh
+from photonics.recirculating.leak_cancel import CellModel, cancel_leaks
+from photonics.recirculating.mesh_scattering import link_transmission
 from photonics.recirculating.routing import (
     ISOLATION_BUDGET,
     PREDICTION_MARGIN_DB,
@@ -110,9 +114,17 @@ def folder() -> str:
 
 
 def router() -> dict[str, Any]:
-    """``bench_router.py`` with its three self-calibrated chips (items 1-5 shrunk): its JSON
-    object; its picture of the covers' measured against predicted isolation in :func:`folder`."""
-    return benchmark("router", *ROUTER_SMALL, "--isolation-plot", f"{folder()}/hex-isolation.png")
+    """``bench_router.py`` with its three self-calibrated chips and its geometry study (items
+    1-5 shrunk): its JSON object; its pictures of the covers' measured against predicted
+    isolation and of the design curve in :func:`folder`."""
+    return benchmark(
+        "router",
+        *ROUTER_SMALL,
+        "--isolation-plot",
+        f"{folder()}/hex-isolation.png",
+        "--design-plot",
+        f"{folder()}/hex-design.png",
+    )
 
 
 # --- thermal crosstalk --------------------------------------------------------------------------
@@ -371,3 +383,24 @@ def parking(chips: int = 3, matchings: int = 6) -> dict[str, float]:
                 worst = min(m for m, _ in isolation(chip, cal, result, theta=theta))
                 moved = max(moved, abs(worst - base))
     return {"moved_db": moved, "matchings": n}
+
+
+@functools.cache
+def true_cancel(seed: int = 0, worst: int = 4, routes: int = 1500) -> dict[str, list[float]]:
+    """What leak cancellation could gain knowing the chip: on a model of chip ``seed``'s true
+    couplers, trims of the shared cells alone and of every cell on the paths, for the
+    ``worst`` matchings (predicted) of the factorisation searched for isolation on its true
+    extinctions; each gain (dB) measured on the chip driven by its true calibration."""
+    chip = _chip32(seed)
+    cal = chip.factory_calibration()
+    searched = search_factorisation(_cover_router(chip), chip.endpoints, 1, routes)
+    link = link_transmission(chip.mesh.unit_length_um, 1550.0, chip.spec.waveguide_loss_db_per_cm)
+    model = CellModel(chip.mesh, chip.endpoints, chip.imperfections, link)
+    out: dict[str, list[float]] = {"shared": [], "path": []}
+    for result in sorted(searched.cover.results, key=lambda r: r.isolation_db)[:worst]:
+        base = min(m for m, _ in isolation(chip, cal, result))
+        for name, cells in (("shared", shared_cells(result)), ("path", None)):
+            trims = cancel_leaks(model, result, cells).trims
+            theta = result.theta() + trims
+            out[name].append(min(m for m, _ in isolation(chip, cal, result, theta=theta)) - base)
+    return out

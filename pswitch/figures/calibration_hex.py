@@ -126,7 +126,46 @@ def router_json_rows() -> list[list[object]]:
         ["`cover_25db_return_loss_db`", db(r["cover_25db_return_loss_db"])],
         ["`lost_endpoints`", r["lost_endpoints"]],
         ["`unroutable_pairs`", r["unroutable_pairs"]],
+        ["`cover_optimal_size`", r["cover_optimal_size"]],
+        ["`cover_optimal_predicted_db`", db(r["cover_optimal_predicted_db"], 2)],
+        ["`cover_optimal_worst_db_plain`", db(r["cover_optimal_worst_db_plain"], 2)],
+        ["`cover_optimal_worst_db_measured`", db(r["cover_optimal_worst_db_measured"], 2)],
+        ["`cover_search_s` (the median)", f"{r['cover_search_s']:.0f} s"],
+        ["`cancel_gain_db_median`", db(r["cancel_gain_db_median"], 2, True)],
+        ["`cancel_gain_db_max`", db(r["cancel_gain_db_max"], 2, True)],
+        ["`cancel_gain_circle_db_median`", db(r["cancel_gain_circle_db_median"], 2, True)],
+        ["`cancel_readings_median`", count(int(r["cancel_readings_median"]))],
+        ["`cover_25db_rescued`", r["cover_25db_rescued"]],
+        ["`design_curve_points`", r["design_curve_points"]],
     ]
+
+
+def optimal_rows() -> list[list[object]]:
+    """Each chip's searched cover, its leaks cancelled, and the cover at the goal built on it."""
+    out = []
+    for r in hs.router()["hex_selfcal_chips"]:
+        gains, circle = r["cancel_gains_db"], r["cancel_gains_circle_db"]
+        out.append([
+            r["seed"], f"{r['cover_optimal_size']} matchings, {count(r['search_routes'])} routed",
+            f"{db(r['cover_optimal_predicted_db'], 2)} / {db(r['cover_optimal_worst_db_plain'], 2)}"
+            f" / {db(r['cover_optimal_worst_db_measured'], 2)}",
+            f"{db(float(np.median(gains)), 2, True)}, {db(max(gains), 2, True)}",
+            f"{db(float(np.median(circle)), 2, True)}, {db(max(circle), 2, True)}",
+            f"{r['cover_25db_size']} ({r['cover_25db_rescued']} kept whole), "
+            f"{db(r['cover_25db_worst_db'], 2)}",
+        ])  # fmt: skip
+    return out
+
+
+def design_rows() -> list[list[object]]:
+    """The design points of the geometry study."""
+    return [
+        [f"{p['mesh_size']}x{p['mesh_size']}", p["endpoint_margin"], p["cells"],
+         f"{p['calibrated']} of {p['chips']}",
+         f"{db(p['optimal_worst_db_median'])} ({db(p['optimal_worst_db_min'])})",
+         f"{p['cover_size_median']:g} ({p['cover_size_max']})", f"{p['yield']:.2f}"]
+        for p in hs.router()["design_points"]
+    ]  # fmt: skip
 
 
 # --- the studies' tables and values ----------------------------------------------------------
@@ -329,6 +368,34 @@ FIGURES: dict[str, Figure] = {
         ("chip", "dead cells", "optimal cover", "its worst isolation, self-cal / factory",
          "cover asking 25.5 dB: size, worst measured, matchings below 25 dB",
          "measured minus predicted: worst, median"), router_rows)),
+    "hex-optimal": _v(table(
+        ("chip", "searched cover", "its worst isolation: predicted / measured / cancelled",
+         "cancelling its matchings: median, best gain",
+         "cancelling the circle method's 6 worst: median, best gain",
+         "cover at 25 dB: matchings, worst measured"), optimal_rows)),
+    "hex-design": Figure(PAGE, table(
+        ("mesh", "endpoint margin", "cells", "chips calibrated",
+         "optimal cover's worst isolation: median (worst)", "cover at 25 dB: median (most)",
+         "yield at 25 dB"), design_rows), files={"docs/hex-design.png": "hex-design.png"},
+        folder=hs.folder, slow=True),
+    "hex-opt-worst": _v(lambda: span(
+        [r["cover_optimal_worst_db_measured"] for r in _ROUTER()["hex_selfcal_chips"]],
+        lambda v: f"{v:.2f}") + " dB"),
+    "hex-opt-25": _v(lambda: (
+        span([r["cover_25db_size"] for r in _ROUTER()["hex_selfcal_chips"]], str)
+        + f" matchings ({_ROUTER()['cover_25db_rescued']} kept whole by cancelling over the "
+        f"three chips; {_ROUTER()['cover_25db_measured_below_goal']} below 25 dB measured)")),
+    "hex-cancel-searched": _v(lambda: db(_ROUTER()["cancel_gain_db_median"], 2, True)
+                              + f" (best {db(_ROUTER()['cancel_gain_db_max'], 2, True)})"),
+    "hex-cancel-circle": _v(lambda: db(_ROUTER()["cancel_gain_circle_db_median"], 2, True)),
+    "hex-cancel-readings": _v(lambda: count(int(_ROUTER()["cancel_readings_median"]))),
+    "hex-true-cancel": _v(lambda: (
+        f"{span(hs.true_cancel()['shared'], lambda v: db(v, 2, True))} with trims of the shared "
+        f"cells alone, {span(hs.true_cancel()['path'], lambda v: db(v, 1, True))} with trims of "
+        "every cell on the paths")),
+    "hex-circle-worst": _v(lambda: span(
+        [r["selfcal_isolation_db"] for r in _ROUTER()["hex_selfcal_chips"]],
+        lambda v: f"{v:.1f}") + " dB"),
     "hex-router-dead": _v(lambda: dead_cells(_ROUTER()["hex_selfcal_chips"])),
     "hex-router-optimal": _v(lambda: span(
         [r["plain_cover_size"] for r in _ROUTER()["hex_selfcal_chips"]], str) + " matchings"),
