@@ -81,7 +81,7 @@ COVER_ISOLATION_DB = GOAL_DB + PREDICTION_MARGIN_DB
 COVER_BUDGET = 10 * ISOLATION_BUDGET
 #: Routings the cover search may spend a chip (about 0.04 s each).
 SEARCH_ROUTES = 1500
-QUICK_SEARCH_ROUTES = 100
+QUICK_SEARCH_ROUTES = 60
 #: A matching of the isolation cover predicted short of it is cancelled when it measures
 #: within this of the goal (dB), and kept whole when it then measures this margin above it.
 RESCUE_DB = 3.0
@@ -218,8 +218,8 @@ class Canceller:
 def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[str, Any]:
     """The figures of one chip (``MeshChipSpec(seed=seed)``), its (measured, predicted) pairs
     under ``"pairs"``; the self-calibration from ``cache`` when it holds it (see
-    :func:`_calibrate`). ``quick``: a short search, leaks cancelled in the two worst matchings
-    of each cover only."""
+    :func:`_calibrate`). ``quick``: a short search, leaks cancelled in the searched cover's
+    worst matching only, none kept whole by cancelling."""
     mesh, ends = switch_32()
     chip = MeshChip(mesh, ends, MeshChipSpec(seed=seed))
     _log(f"  chip {seed}: self-calibration")
@@ -251,7 +251,7 @@ def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[s
     _log(f"  chip {seed}: searched ({searched.worst_db:.1f} dB predicted); cancelling leaks")
     optimal = searched.cover.results
     if quick:
-        optimal = tuple(sorted(optimal, key=lambda r: r.isolation_db)[:2])
+        optimal = tuple(sorted(optimal, key=lambda r: r.isolation_db)[:1])
     plain_each = [min(m for m, _ in measured_isolation(chip, drive, r)) for r in optimal]
     cancelled = [cancel(r) for r in optimal]
     after_each = [
@@ -261,7 +261,7 @@ def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[s
     # the circle method's cover, routed plainly: its worst matchings' leaks add from several
     # shared cells, where cancelling them has something to work with
     worst_plain = sorted(plain.results, key=lambda r: r.isolation_db)[
-        : 1 if quick else CIRCLE_CANCELLED
+        : 0 if quick else CIRCLE_CANCELLED
     ]
     circle_gains = [cancel(r).gain_db for r in worst_plain]
     _log(f"  chip {seed}: the cover asking {COVER_ISOLATION_DB} dB")
@@ -371,8 +371,10 @@ def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "cover_search_s": float(np.median([r["search_s"] for r in rows])),
         "cancel_gain_db_median": float(np.median([g for r in rows for g in r["cancel_gains_db"]])),
         "cancel_gain_db_max": float(max(g for r in rows for g in r["cancel_gains_db"])),
-        "cancel_gain_circle_db_median": float(
-            np.median([g for r in rows for g in r["cancel_gains_circle_db"]])
+        "cancel_gain_circle_db_median": (
+            float(np.median(circle))
+            if (circle := [g for r in rows for g in r["cancel_gains_circle_db"]])
+            else None
         ),
         "cancel_readings_median": float(np.median([k for r in rows for k in r["cancel_readings"]])),
         "cover_25db_rescued": sum(r["cover_25db_rescued"] for r in rows),
