@@ -218,7 +218,8 @@ class Canceller:
 def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[str, Any]:
     """The figures of one chip (``MeshChipSpec(seed=seed)``), its (measured, predicted) pairs
     under ``"pairs"``; the self-calibration from ``cache`` when it holds it (see
-    :func:`_calibrate`). ``quick``: a short search, leaks cancelled in the searched cover's
+    :func:`_calibrate`). ``quick``: a short search at the default routing budget, leaks
+    cancelled in the searched cover's
     worst matching only, none kept whole by cancelling."""
     mesh, ends = switch_32()
     chip = MeshChip(mesh, ends, MeshChipSpec(seed=seed))
@@ -239,7 +240,7 @@ def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[s
         dead,
         extinction_db=np.nan_to_num(extinction, nan=DEFAULT_EXTINCTION_DB),  # NaN: dead, unused
         isolation_target_db=COVER_ISOLATION_DB,
-        isolation_budget=COVER_BUDGET,
+        isolation_budget=ISOLATION_BUDGET if quick else COVER_BUDGET,  # quick: a smoke run
     )
     t0 = time.perf_counter()
     searched = search_factorisation(
