@@ -219,8 +219,7 @@ def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[s
     """The figures of one chip (``MeshChipSpec(seed=seed)``), its (measured, predicted) pairs
     under ``"pairs"``; the self-calibration from ``cache`` when it holds it (see
     :func:`_calibrate`). ``quick``: a short search at the default routing budget, leaks
-    cancelled in the searched cover's
-    worst matching only, none kept whole by cancelling."""
+    cancelled in the searched cover's worst matching only, none kept whole by cancelling."""
     mesh, ends = switch_32()
     chip = MeshChip(mesh, ends, MeshChipSpec(seed=seed))
     _log(f"  chip {seed}: self-calibration")
