@@ -57,10 +57,9 @@ import os
 import socket
 import struct
 import threading
-from typing import Self
 
 from hil.emulator.ieee488 import STB_RQS, Device, ServiceRequest
-from hil.emulator.server import MAX_LINE, LineHandler, accepted, listening
+from hil.emulator.server import MAX_LINE, LineHandler, Served, accepted, listening
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +246,7 @@ class _Locks:
         return not self.shared or session in self.shared
 
 
-class HislipServer:
+class HislipServer(Served):
     """``handler`` served over HiSLIP on ``host`` (see the module docstring). ``lock``: the
     instrument's lock, shared with its raw-socket server (:class:`~hil.emulator.server.TcpServer`
     ``._lock``) so both transports run one command at a time. ``port=0`` picks a free port on
@@ -294,13 +293,6 @@ class HislipServer:
         """Sessions open now (both channels)."""
         with self._state:
             return sum(s.async_ is not None for s in self._sessions.values())
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def start(self) -> None:
         """Start serving (again, after :meth:`stop`)."""

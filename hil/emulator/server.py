@@ -99,7 +99,24 @@ class _Channel(Protocol):
     def close(self) -> None: ...
 
 
-class _LineServer:
+class Served:
+    """A server used as a context: started on entering, stopped on leaving."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _LineServer(Served):
     """The parts both servers share: framing, handler lock, faults, late-reply timers."""
 
     _can_drop = True  # whether the channel can be closed on the client (not a serial line)
@@ -139,13 +156,6 @@ class _LineServer:
             self._faults = faults
             self._drop_left = faults.drop_after  # counters start now
             self._swallow_left = faults.no_reply
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def start(self) -> None:
         """Start serving (again, after :meth:`stop`)."""

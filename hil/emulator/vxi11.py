@@ -24,10 +24,9 @@ import socket
 import struct
 import threading
 import time
-from typing import Self
 
 from hil.emulator.ieee488 import Device
-from hil.emulator.server import MAX_LINE, LineHandler, accepted, listening
+from hil.emulator.server import MAX_LINE, LineHandler, Served, accepted, listening
 
 #: The core channel's RPC program and version (VXI-11 B.6).
 CORE_PROG, CORE_VERS = 0x0607AF, 1
@@ -76,7 +75,7 @@ class _Link:
         self.reply = bytearray()  # what device_read has not taken yet
 
 
-class Vxi11Server:
+class Vxi11Server(Served):
     """``handler`` served over VXI-11 on ``host`` (see the module docstring). ``lock``: the
     instrument's lock, shared with its other servers. ``port=0`` picks a free port."""
 
@@ -107,13 +106,6 @@ class Vxi11Server:
     def resource(self) -> str:
         """The VISA resource string of this instrument."""
         return f"TCPIP0::{self.host},{self.port}::inst0::INSTR"
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def start(self) -> None:
         if self._listener is not None:
