@@ -182,6 +182,11 @@ def _calibrate(
     return found.calibration, per_state, found.dead, seconds, found.measurements
 
 
+def pairs_of(result: RouteResult) -> tuple:
+    """A routed matching's edge-port pairs, sorted: the key it is known by."""
+    return tuple(sorted(tuple(sorted(p.ports)) for p in result.paths))
+
+
 class Canceller:
     """Leak cancellation of matchings on one self-calibrated chip
     (:func:`~photonics.calibration.hex_leaks.cancel_measured`: dithered readings through the
@@ -207,7 +212,7 @@ class Canceller:
         return self.chip.detect(current, probe, rng=self.rng).T / PROBE_MW
 
     def __call__(self, result: RouteResult) -> Cancellation:
-        key = tuple(sorted(tuple(sorted(p.ports)) for p in result.paths))
+        key = pairs_of(result)
         if key not in self.done:
             t0 = time.perf_counter()
             self.done[key] = cancel_measured(self.model, result, self.measure, self.noise)
@@ -275,7 +280,7 @@ def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[s
             and cancel(result).after_db >= GOAL_DB + RESCUE_MARGIN_DB
         )
         if ok:
-            rescued.append(tuple(sorted(tuple(sorted(p.ports)) for p in result.paths)))
+            rescued.append(pairs_of(result))
         return ok
 
     iso = all_to_all_cover(
@@ -288,7 +293,7 @@ def chip_row(seed: int, cache: str | None = None, quick: bool = False) -> dict[s
     )
 
     def trims_of(result: RouteResult) -> np.ndarray | float:
-        key = tuple(sorted(tuple(sorted(p.ports)) for p in result.paths))
+        key = pairs_of(result)
         return cancel.done[key].trims if key in rescued else 0.0
 
     each = [measured_isolation(chip, drive, r, trims_of(r)) for r in iso.results]
